@@ -10,7 +10,9 @@ import importlib
 import inspect
 import pkgutil
 
+from pawlette.declare import Reasoning, Trimmed, fence
 from pawlette.declare.concept import Concept
+from pawlette.declare.write import Render
 
 TURN_HOOKS = [
     name
@@ -62,11 +64,31 @@ def test_every_concept_that_answers_for_roles_is_asked() -> None:
     unread = [
         f"{kind.__module__}.{kind.__name__}.{member}"
         for kind in concepts
-        for member in ("turn_roles", "hook_roles")
+        for member in ("turn_roles", "hook_roles", "acts_on")
         if member in vars(kind)
         and (
             not _hooks(kind)
-            or (member == "turn_roles" and not any(_asks_turn_roles(k) for k in _family(kind)))
+            or (member != "hook_roles" and not any(_asks_turn_roles(k) for k in _family(kind)))
         )
     ]
     assert unread == []
+
+
+def test_acts_on_is_what_turn_roles_answers() -> None:
+    assert Concept().turn_roles() is None
+    assert Reasoning(open=fence("<t>"), close=fence("</t>")).turn_roles() == {"assistant"}
+    assert Trimmed(roles=("user",)).turn_roles() == {"user"}  # (computed from a field)
+
+
+def test_inherits_tells_whether_a_subclass_overrides_a_method() -> None:
+    class OwnWritten(Reasoning):
+        def written(self, out: Render, index: int) -> bool:
+            return True
+
+    base = Reasoning(open=fence("<t>"), close=fence("</t>"))
+    own = OwnWritten(open=fence("<t>"), close=fence("</t>"))
+    assert base.inherits(Reasoning, "written", "check")
+    assert own.inherits(Reasoning, "check") and not own.inherits(Reasoning, "check", "written")
+    # (a subclass's own written: the writer's hooks are no longer the message's own)
+    assert base.hook_is_local("write_opening", "assistant")
+    assert not own.hook_is_local("write_opening", "assistant")

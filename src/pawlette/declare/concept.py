@@ -123,12 +123,21 @@ class Concept:
 
     # ------------------------------------------------------------------ the writer
 
+    acts_on: ClassVar[frozenset[str] | None] = None
+    """What :meth:`turn_roles` returns unless a concept computes it."""
+
     def turn_roles(self) -> frozenset[str] | None:
         """The roles whose framed turns this concept's turn hooks (``write_before`` through
         ``turn_end``, and their Jinja counterparts) act on; None: every role.  Interpreters
         call a turn hook only for these roles, so a concept that says so is never asked about
         the others (and costs nothing there)."""
-        return None
+        return self.acts_on
+
+    def inherits(self, base: type[Concept], *names: str) -> bool:
+        """Whether this concept's class takes each method ``names`` from ``base`` as it is
+        (a subclass that overrides one may act otherwise than ``base`` says)."""
+        kind = type(self)
+        return all(getattr(kind, name) is getattr(base, name) for name in names)
 
     def hook_roles(self, hook: str) -> frozenset[str] | None:
         """The roles whose framed turns the turn hook ``hook`` (its name: ``"turn_end"``,

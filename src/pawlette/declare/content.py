@@ -61,7 +61,7 @@ class Ignored(Concept):
         return frozenset(self.fields)
 
     def check_is_local(self) -> bool:
-        return type(self).check is Ignored.check  # (what earlier checks handle, the request)
+        return self.inherits(Ignored, "check")  # (what earlier checks handle, the request)
 
     def check(self, out: Render) -> None:
         handled = out.handled
@@ -222,8 +222,7 @@ class Trimmed(Concept):
         return out.messages[index].role in self.roles
 
     def check_is_local(self) -> bool:
-        kind = type(self)
-        return kind.check is Trimmed.check and kind.trims is Trimmed.trims
+        return self.inherits(Trimmed, "check", "trims")
 
     def check(self, out: Render) -> None:
         by_role = type(self).trims is Trimmed.trims  # (its test, without a call per message)
@@ -262,14 +261,11 @@ class Trimmed(Concept):
 
     def hook_is_local(self, hook: str, role: str) -> bool:
         # (its own write_content: the message's text trimmed, after its lead)
-        kind = type(self)
-        own = kind.write_content is Trimmed.write_content and kind.trims is Trimmed.trims
-        return hook == "write_content" and own
+        return hook == "write_content" and self.inherits(Trimmed, hook, "trims")
 
     def content_text(self, role: str) -> Callable[[str], str] | None:
         # (Trimmed's own write_content, for a message of a role it trims: its text trimmed)
-        kind = type(self)
-        own = kind.write_content is Trimmed.write_content and kind.trims is Trimmed.trims
+        own = self.inherits(Trimmed, "write_content", "trims")
         return self.trim_text if own and role in self.roles and not self.lead else None
 
     def jinja_trimmed(self, text: str) -> str:
@@ -310,21 +306,32 @@ class Trimmed(Concept):
                     table.reader(state, lead_dropped(table.states[state].reader, lead))
 
 
+class _ToolMessagesElsewhere(Concept):
+    """Tool messages written otherwise than as results (the base of the two below): each
+    is a recorded loss (``lost``: where and what; with ``name``, its name another)."""
+
+    claims: ClassVar[frozenset[str]] = frozenset({"tool"})
+    handles: ClassVar[frozenset[str]] = frozenset({"tool_name"})
+    lost: ClassVar[tuple[str, str, bool]]
+
+    def check(self, out: Render) -> None:
+        out.handled.add("tool_name")  # (out.handles without its call: every render asks)
+        where, what, name = self.lost
+        for index, message in enumerate(out.messages):
+            if message.role == "tool":
+                out.lose(f"messages[{index}]{where}", what)
+                if name and message.name is not None:
+                    out.lose(f"messages[{index}].name", "not written")
+
+
 @dataclass(frozen=True)
-class UnwrittenResults(Concept):
+class UnwrittenResults(_ToolMessagesElsewhere):
     """Tool messages are accepted and never written, for a template that writes no ``tool``
     role (Phi-3.5's, RWKV World's): render drops each one, its name included, and reports it
     in :attr:`pawlette.types.Rendering.losses`.  Declare it instead of
     :class:`~pawlette.declare.Results`; the layout then needs no ``tool`` frame."""
 
-    claims: ClassVar[frozenset[str]] = frozenset({"tool"})
-    handles: ClassVar[frozenset[str]] = frozenset({"tool_name"})
-
-    def check(self, out: Render) -> None:
-        out.handled.add("tool_name")  # (out.handles without its call: every render asks)
-        for index, message in enumerate(out.messages):
-            if message.role == "tool":
-                out.lose(f"messages[{index}]", "a tool message: not written")
+    lost: ClassVar[tuple[str, str, bool]] = ("", "a tool message: not written", False)
 
     def write_message(self, out: Render, index: int) -> None:
         del out, index  # nothing is written
@@ -334,22 +341,13 @@ class UnwrittenResults(Concept):
 
 
 @dataclass(frozen=True)
-class ResultsAsUser(Concept):
+class ResultsAsUser(_ToolMessagesElsewhere):
     """Tool results written as user turns, one per message, for a template that has no tool
     turn and writes each result as it writes a user message (SmolLM3's): each is a recorded
     loss, and reads back as a user message.  Declare it instead of
     :class:`~pawlette.declare.Results`; the layout then needs no ``tool`` frame."""
 
-    claims: ClassVar[frozenset[str]] = frozenset({"tool"})
-    handles: ClassVar[frozenset[str]] = frozenset({"tool_name"})
-
-    def check(self, out: Render) -> None:
-        out.handled.add("tool_name")  # (out.handles without its call: every render asks)
-        for index, message in enumerate(out.messages):
-            if message.role == "tool":
-                out.lose(f"messages[{index}].role", "a tool result written as a user turn")
-                if message.name is not None:
-                    out.lose(f"messages[{index}].name", "not written")
+    lost: ClassVar[tuple[str, str, bool]] = (".role", "a tool result written as a user turn", True)
 
     def write_message(self, out: Render, index: int) -> None:
         out.turn(index, "user")

@@ -8,7 +8,7 @@ False
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from ..emit.jinja_text import jinja_string
 from .concept import Concept
@@ -47,8 +47,7 @@ class FirstSystemText(Concept):
     rstrip: bool = False
     trail: Fence = ()
 
-    def turn_roles(self) -> frozenset[str]:
-        return frozenset({"system"})
+    acts_on: ClassVar[frozenset[str] | None] = frozenset({"system"})
 
     def check(self, out: Render) -> None:
         if self.rstrip and out.messages and out.messages[0].role == "system":

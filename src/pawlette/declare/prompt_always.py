@@ -43,24 +43,23 @@ class PromptAlways(Concept):
         # The head's reader, whichever concept gives it, makes the turn real once it reads
         # anything (the table wraps it after every concept's rows).
         table.opened[head] = frozenset(table.ends("assistant"))
-        for (state, marker), (target, actions) in list(table.steps.items()):
-            if state == "outside" and target == head:
-                pending = tuple(
-                    begin("assistant", pending=True)
-                    if getattr(action, "__name__", "") == "begin assistant"
-                    else action
-                    for action in actions
-                )
-                table.steps[(state, marker)] = (target, pending)
         from .reasoning import Reasoning
 
         reasoning = table.layout.concept(Reasoning)
-        if reasoning is None or reasoning.prompt != "empty":
-            return
-        block = table.text(reasoning.open, reasoning.close)
+        empty = reasoning is not None and reasoning.prompt == "empty"
+        block = table.text(reasoning.open, reasoning.close) if empty else ""
         for (state, marker), (target, actions) in list(table.steps.items()):
-            if state == "outside" and target == head and (state, marker + block) not in table.steps:
-                table.on(state, marker + block, head, *actions)
+            if state != "outside" or target != head:
+                continue
+            pending = tuple(
+                begin("assistant", pending=True)
+                if getattr(action, "__name__", "") == "begin assistant"
+                else action
+                for action in actions
+            )
+            table.steps[(state, marker)] = (target, pending)
+            if empty and (state, marker + block) not in table.steps:
+                table.on(state, marker + block, head, *pending)
 
     def jinja_finish(self, out: Template) -> None:
         with out.when("not add_generation_prompt"):

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from ..emit.grammar_ast import Lit as GrammarLit
 from ..errors import FormatError
@@ -74,8 +74,7 @@ class PromptRest(Concept):
     def _rest(self) -> Fence:
         return fence(self.rest)
 
-    def turn_roles(self) -> frozenset[str]:
-        return ASSISTANT
+    acts_on: ClassVar[frozenset[str] | None] = ASSISTANT
 
     def turn_open(self, out: Render, index: int) -> Fence | None:
         if not self.trainable or not 0 <= index < len(out.messages):

@@ -157,26 +157,23 @@ class Reasoning(Concept):
 
     # ------------------------------------------------------------------ the writer
 
-    def turn_roles(self) -> frozenset[str]:
-        return frozenset({"assistant"})
+    acts_on: ClassVar[frozenset[str] | None] = frozenset({"assistant"})
 
     def hook_roles(self, hook: str) -> frozenset[str] | None:
         """This class's writer hooks where they may write: its content hook where it trims,
         its opening hook where a turn may get a block or its stand-in (a subclass's own
         hooks, and the template's, where the turn roles say)."""
-        kind = type(self)
-        untrimmed = not self.trim and kind.write_content is Reasoning.write_content
-        if hook == "write_content" and untrimmed:
+        if hook == "write_content" and not self.trim and self.inherits(Reasoning, hook):
             return frozenset()
-        unwritten = self.keep == "none" and not self.absent and kind.written is Reasoning.written
-        if hook == "write_opening" and unwritten and kind.write_opening is Reasoning.write_opening:
+        unwritten = self.keep == "none" and not self.absent
+        if hook == "write_opening" and unwritten and self.inherits(Reasoning, "written", hook):
             return frozenset()
         return self.turn_roles()
 
     def written_needs(self) -> str | None:
         """What :meth:`written` needs to be True (:meth:`Concept.hook_needs`; None: nothing
         the writer can test)."""
-        if type(self).written is not Reasoning.written:
+        if not self.inherits(Reasoning, "written"):
             return None
         if self.keep == "all" and (self.absent or self.empty_given is False):
             return "reasoning"
@@ -187,26 +184,17 @@ class Reasoning(Concept):
     def hook_needs(self, hook: str, role: str) -> str | None:
         """The writer's own opening (without a stand-in for a block) and content hooks act
         only on a turn whose block is written."""
-        kind = type(self)
-        if hook == "write_opening" and kind.write_opening is Reasoning.write_opening:
-            return None if self.absent else self.written_needs()
-        if hook == "write_content" and kind.write_content is Reasoning.write_content:
-            return self.written_needs()
-        return None
+        if hook not in ("write_opening", "write_content") or not self.inherits(Reasoning, hook):
+            return None
+        return None if self.absent and hook == "write_opening" else self.written_needs()
 
     def hook_is_local(self, hook: str, role: str) -> bool:
         """A block kept in every turn is the message's own: the writer's hooks are local."""
-        kind = type(self)
-        return (
-            self.keep == "all"
-            and kind.written is Reasoning.written
-            and getattr(kind, hook, None) is getattr(Reasoning, hook, None)
-            and hook in ("write_opening", "write_content")
-        )
+        own = hook in ("write_opening", "write_content") and self.inherits(Reasoning, hook)
+        return self.keep == "all" and own and self.inherits(Reasoning, "written")
 
     def check_is_local(self) -> bool:
-        kind = type(self)
-        return kind.check is Reasoning.check and kind.written is Reasoning.written
+        return self.inherits(Reasoning, "check", "written")
 
     def check(self, out: Render) -> None:
         out.handled.add("reasoning")  # (out.handles without its call: every render asks)
@@ -217,13 +205,13 @@ class Reasoning(Concept):
         for index, message in enumerate(out.messages):
             if message.role != "assistant":
                 continue
-            if message.reasoning and message.role == "assistant" and not self.written(out, index):
+            if message.reasoning and not self.written(out, index):
                 why = {
                     "none": "never written",
                     "calls": "written only in a turn with calls",
                 }.get(self.keep, "before the last user message")
                 out.lose(f"messages[{index}].reasoning_content", f"dropped ({why})")
-            elif self.trim and message.role == "assistant" and self.written(out, index):
+            elif self.trim and self.written(out, index):
                 reasoning = message.reasoning or ""
                 if reasoning != reasoning.strip(self.trim):
                     out.lose(f"messages[{index}].reasoning_content", "trimmed at its ends")
@@ -262,9 +250,7 @@ class Reasoning(Concept):
         return bool(self.trim)
 
     def write_content(self, out: Render, index: int) -> bool:
-        if not self.trim or out.role != "assistant" or index < 0:
-            return False
-        if not self.written(out, index):
+        if not self.trim or out.role != "assistant" or index < 0 or not self.written(out, index):
             return False
         out.text(out.message_text(index).lstrip(self.trim), "content", trainable=True)
         return True
@@ -275,7 +261,7 @@ class Reasoning(Concept):
         return {"open": (self.open,), "empty": (self.open, self.close)}.get(self.prompt, ())
 
     def prompt_is_local(self) -> bool:
-        return type(self).write_prompt is Reasoning.write_prompt  # (the declared fences)
+        return self.inherits(Reasoning, "write_prompt")  # (the declared fences)
 
     def write_prompt(self, out: Render) -> None:
         for pieces in self.prompt_fences:

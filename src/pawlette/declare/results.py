@@ -130,24 +130,11 @@ class Results(Concept):
 
     def hook_is_local(self, hook: str, role: str) -> bool:
         """A result alone in its turn, with no id or gap to place, is its message's own."""
-        kind = type(self)
-        return (
-            hook == "write_message"
-            and not self.grouped
-            and self.id_close is None
-            and self.id_after is None
-            and not self.item_gap
-            and kind.write_message is Results.write_message
-            and kind.write_after_text is Results.write_after_text
-        )
+        alone = not (self.grouped or self.writes_ids() or self.item_gap)
+        return hook == "write_message" and alone and self.inherits(Results, "write_message")
 
     def check_is_local(self) -> bool:
-        kind = type(self)
-        return (
-            kind.check is Results.check
-            and kind.written_id is Results.written_id
-            and kind._name_written_by_another is Results._name_written_by_another
-        )
+        return self.inherits(Results, "check", "written_id", "_name_written_by_another")
 
     def check(self, out: Render) -> None:
         out.handled.add("tool_name")  # (out.handles without its call: every render asks)
@@ -222,7 +209,9 @@ class Results(Concept):
             fence(self.item_open, "tool_result")
         text = out.message_text(index).strip() if self.trim else out.message_text(index)
         out.text(_json_string(text) if self.json_text else text, "tool_result")
-        self.write_after_text(out, index)
+        if self.id_after is not None:
+            fence(self.id_after, "tool_result")
+            out.text(messages[index].tool_call_id or "", "tool_result")
         if self.item_close:
             fence(self.item_close, "tool_result")
         if self.item_gap and index < len(messages) - 1 and (self.gap_ends_group or not last):
@@ -237,18 +226,6 @@ class Results(Concept):
     def writes_ids(self) -> bool:
         """Whether each result's ``tool_call_id`` is written (so it must be given)."""
         return self.id_close is not None or self.id_after is not None
-
-    def write_after_text(self, out: Render, index: int) -> None:
-        """After the result's text, before ``item_close``: the id, with ``id_after``."""
-        if self.id_after is not None:
-            out.fence(self.id_after, "tool_result")
-            out.text(out.messages[index].tool_call_id or "", "tool_result")
-
-    def jinja_after_text(self, out: Template) -> None:
-        """The template's counterpart of :meth:`write_after_text`."""
-        if self.id_after is not None:
-            out.fence(self.id_after)
-            out.out("{{- message.tool_call_id -}}")
 
     def written_id(self, out: Render, index: int) -> str:
         """The id written for the result at ``index`` (see ``ids``)."""
@@ -275,59 +252,48 @@ class Results(Concept):
 
     def rows(self, table: Table) -> None:
         openers = table.openers("tool")  # (a tool frame has no prompt_after)
-        if self.id_after is not None:
-            self._id_after_rows(table, openers)
-            return
-        if self.id_close is not None:
+        item_open, item_close = table.text(self.item_open), table.text(self.item_close)
+        if self.writes_ids():
             table.fields["tool"] = {"tool_call_id": "tool_call_id"}
+        if self.id_close is not None:
             table.state("tool.id", ResultIdReader, "tool")
             text_reader = JsonResultTextReader if self.json_text else ResultTextReader
-            table.state("tool.item", text_reader, "tool", ends=not self.item_close)
+            table.state("tool.item", text_reader, "tool", ends=not item_close)
             for opener in sorted(openers - {""}):
                 table.on("outside", opener, "tool.id")
             if self.name_close is None:
-                table.on("tool.id", table.text(self.id_close, self.item_open), "tool.item")
+                table.on("tool.id", table.text(self.id_close) + item_open, "tool.item")
             else:
                 table.state("tool.name", ResultNameReader, "tool")
                 table.on("tool.id", table.text(self.id_close), "tool.name")
-                table.on("tool.name", table.text(self.name_close, self.item_open), "tool.item")
+                table.on("tool.name", table.text(self.name_close) + item_open, "tool.item")
         else:
-            reader = JsonResultReader if self.json_text else ResultReader
-            table.state("tool.item", reader, "tool", ends=not self.item_close)
+            if self.id_after is not None:  # the text up to the id's fence, the id after it
+                table.state("tool.item", ResultBeforeIdReader, "tool")
+                table.state("tool.id", ResultIdAfterReader, "tool")
+            else:
+                reader = JsonResultReader if self.json_text else ResultReader
+                table.state("tool.item", reader, "tool", ends=not item_close)
             for opener in sorted(openers):
-                if opener + table.text(self.item_open):
-                    table.on(
-                        "outside", opener + table.text(self.item_open), "tool.item", begin("tool")
-                    )
-        if not self.item_close:
+                if opener + item_open:
+                    table.on("outside", opener + item_open, "tool.item", begin("tool"))
+        if not item_close:
             if self.grouped and self.id_close is None:
                 # Nothing ends a result: the next one's open does (Bielik's
                 # ``<|function_output|>A<|function_output|>B``).
-                table.on("tool.item", table.text(self.item_open), "tool.item", begin("tool"))
+                table.on("tool.item", item_open, "tool.item", begin("tool"))
             return
+        if self.id_after is not None:
+            table.on("tool.item", table.text(self.id_after), "tool.id")
         table.state("tool.between", ScaffoldReader, "tool", ends=True)
-        table.on("tool.item", table.text(self.item_close), "tool.between")
+        table.on(
+            "tool.id" if self.id_after is not None else "tool.item", item_close, "tool.between"
+        )
         if self.grouped and self.id_close is not None and self.item_gap:
             table.on("tool.between", table.text(self.item_gap), "tool.id")
         elif self.grouped:
             actions = (begin("tool"),) if self.id_close is None else ()
-            table.on("tool.between", table.text(self.item_open), "tool.item", *actions)
-
-    def _id_after_rows(self, table: Table, openers: set[str]) -> None:
-        """The rows of results whose id follows their text (``id_after``): the text up to
-        the id's fence, the id up to ``item_close``."""
-        assert self.id_after is not None
-        table.fields["tool"] = {"tool_call_id": "tool_call_id"}
-        table.state("tool.item", ResultBeforeIdReader, "tool")
-        table.state("tool.id", ResultIdAfterReader, "tool")
-        for opener in sorted(openers):
-            if opener + table.text(self.item_open):
-                table.on("outside", opener + table.text(self.item_open), "tool.item", begin("tool"))
-        table.on("tool.item", table.text(self.id_after), "tool.id")
-        table.state("tool.between", ScaffoldReader, "tool", ends=True)
-        table.on("tool.id", table.text(self.item_close), "tool.between")
-        if self.grouped:
-            table.on("tool.between", table.text(self.item_open), "tool.item", begin("tool"))
+            table.on("tool.between", item_open, "tool.item", *actions)
 
     # ------------------------------------------------------------------ the Jinja template
 
@@ -344,15 +310,12 @@ class Results(Concept):
         if self.id_close is not None and self.ids == "positional":
             out.out(
                 "{%- set position = namespace(count=0, found=none) -%}"
-                "{%- for called in messages -%}"
-                '{%- if called.role == "assistant" and called.tool_calls is defined '
-                "and called.tool_calls -%}"
-                "{%- for call in called.tool_calls -%}"
-                "{%- if position.found is none and call.id == message.tool_call_id -%}"
-                "{%- set position.found = position.count -%}{%- endif -%}"
-                "{%- set position.count = position.count + 1 -%}"
-                "{%- endfor -%}{%- endif -%}{%- endfor -%}"
-                "{%- if position.found is not none -%}{{- position.found -}}{%- endif -%}"
+                + _each_call(
+                    "{%- if position.found is none and call.id == message.tool_call_id -%}"
+                    "{%- set position.found = position.count -%}{%- endif -%}"
+                    "{%- set position.count = position.count + 1 -%}"
+                )
+                + "{%- if position.found is not none -%}{{- position.found -}}{%- endif -%}"
             )
             out.fence(self.id_close)
         elif self.id_close is not None:
@@ -360,12 +323,10 @@ class Results(Concept):
             out.fence(self.id_close)
             if self.name_close is not None:
                 out.out(
-                    "{%- for called in messages -%}"
-                    '{%- if called.role == "assistant" and called.tool_calls is defined '
-                    "and called.tool_calls -%}"
-                    "{%- for call in called.tool_calls -%}"
-                    "{%- if call.id == message.tool_call_id -%}{{- call.function.name -}}"
-                    "{%- endif -%}{%- endfor -%}{%- endif -%}{%- endfor -%}"
+                    _each_call(
+                        "{%- if call.id == message.tool_call_id -%}{{- call.function.name -}}"
+                        "{%- endif -%}"
+                    )
                 )
                 out.fence(self.name_close)
         out.fence(self.item_open)
@@ -375,7 +336,9 @@ class Results(Concept):
             out.value(f"text_of(message, index, {out.layout.name!r}) | trim")
         else:
             out.text()
-        self.jinja_after_text(out)
+        if self.id_after is not None:
+            out.fence(self.id_after)
+            out.out("{{- message.tool_call_id -}}")
         out.fence(self.item_close)
         if self.item_gap:
             more = "" if self.gap_ends_group else ' and messages[index + 1].role == "tool"'
@@ -407,8 +370,7 @@ class GapAfterResults(Concept):
                 "is read as the layout between turns)"
             )
 
-    def turn_roles(self) -> frozenset[str]:
-        return frozenset({"assistant"})
+    acts_on: ClassVar[frozenset[str] | None] = frozenset({"assistant"})
 
     def write_before(self, out: Render, index: int) -> None:
         if out.previous == "tool":
@@ -417,6 +379,17 @@ class GapAfterResults(Concept):
     def jinja_before(self, out: Template, role: str) -> None:
         if role == "assistant":
             out.fence_if('ns.previous == "tool"', self.gap)
+
+
+def _each_call(body: str) -> str:
+    """The Jinja loop through every call of the conversation's messages, ``call`` each."""
+    return (
+        "{%- for called in messages -%}"
+        '{%- if called.role == "assistant" and called.tool_calls is defined '
+        "and called.tool_calls -%}{%- for call in called.tool_calls -%}"
+        + body
+        + "{%- endfor -%}{%- endif -%}{%- endfor -%}"
+    )
 
 
 _json_string = json.JSONEncoder(ensure_ascii=False).encode

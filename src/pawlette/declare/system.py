@@ -7,13 +7,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Literal
 
 from ..emit.jinja_text import jinja_string
 from ..errors import FormatError, UnsupportedFeature
-from ..types import TextPart
 from .concept import Concept
 from .pieces import Fence, Marker, fence
 from .readers import host_text_reader, host_texts_reader, lead_dropped
@@ -126,23 +126,17 @@ class SystemPrompt(Concept):
             return self.default_fence
         return _as_fence(self.default_with_tools)
 
-    def gathered(self, texts: list[str]) -> list[str]:
-        """Of the gathered system messages' texts, those written."""
-        return texts
-
     def gathered_texts(self, out: Render) -> list[str]:
-        """The texts of the system messages written in the gathered turn (:meth:`gathered`)."""
-        return self.gathered(
-            [
-                out.message_text(number)
-                for number, message in enumerate(out.messages)
-                if message.role == "system"
-            ]
-        )
+        """The texts of the system messages written in the gathered turn."""
+        return [
+            out.message_text(number)
+            for number, message in enumerate(out.messages)
+            if message.role == "system"
+        ]
 
     def jinja_gathered(self, texts: str) -> str:
         """The template's list ``texts`` of gathered system texts, with the text of
-        ``message`` added (the counterpart of :meth:`gathered`)."""
+        ``message`` added (the counterpart of :meth:`gathered_texts`)."""
         return f"{texts} + [text_of(message, loop.index0, '')]"
 
     def body_reader(self, table: Table, default: str | None) -> ReaderFactory:
@@ -175,8 +169,7 @@ class SystemPrompt(Concept):
 
     # ------------------------------------------------------------------ the writer
 
-    def turn_roles(self) -> frozenset[str]:
-        return frozenset({"system"})
+    acts_on: ClassVar[frozenset[str] | None] = frozenset({"system"})
 
     def hook_roles(self, hook: str) -> frozenset[str] | None:
         """The opening hooks only where there is a preamble to write."""
@@ -188,8 +181,7 @@ class SystemPrompt(Concept):
 
     def check_is_local(self) -> bool:
         # (the messages, and what wants a system turn: the request's tools)
-        kind = type(self)
-        return kind.check is SystemPrompt.check and kind._absent is SystemPrompt._absent
+        return self.inherits(SystemPrompt, "check", "_absent")
 
     def check(self, out: Render) -> None:
         messages = out.messages
@@ -201,15 +193,16 @@ class SystemPrompt(Concept):
             and self.empty_first != "own_turn"
         ):
             out.lose("messages[0]", "a system message with empty text, written as none")
-        if self.placement == "first_kept":
-            for index, message in enumerate(out.messages):
-                if index and message.role == "system":
-                    out.lose(f"messages[{index}]", "a system message after the first, dropped")
         if self.placement == "first_only":
             refuse_later_system(out)
-        if self.empty_later == "dropped":
+        elif self.placement == "first_kept" or self.empty_later == "dropped":
+            # (one of them at most: empty_later needs placement "in_place")
             for index, message in enumerate(out.messages):
-                if index and message.role == "system" and not out.message_text(index):
+                if not index or message.role != "system":
+                    continue
+                if self.placement == "first_kept":
+                    out.lose(f"messages[{index}]", "a system message after the first, dropped")
+                elif not out.message_text(index):
                     out.lose(f"messages[{index}]", "a system message with empty text, dropped")
 
     def _has_first(self, out: Render) -> bool:
@@ -284,28 +277,23 @@ class SystemPrompt(Concept):
         # In a turn written for a message: the preamble at the first message alone (unless
         # it depends on the tools); the default text only in a turn that holds no message.
         # (Gathered, a system turn never holds a message: nothing to keep.)
-        kind = type(self)
         if hook == "write_after":  # (written after a turn that holds no message alone)
-            return kind.write_after is SystemPrompt.write_after
-        if self.placement == "gathered":
+            return self.inherits(SystemPrompt, hook)
+        if self.placement == "gathered" or hook not in _LOCAL:
             return False
         if hook == "write_opening":
             tools = self.preamble_with_tools or self.preamble_without_tools
-            return kind.write_opening is SystemPrompt.write_opening and not tools
+            return self.inherits(SystemPrompt, hook) and not tools
         if hook == "write_message":  # (what wants a turn is asked only of an absent first)
-            return (
-                self.empty_first in ("kept", "own_turn")
-                and kind.write_message is SystemPrompt.write_message
-                and kind._absent is SystemPrompt._absent
-            )
-        return hook == "write_content" and kind.write_content is SystemPrompt.write_content
+            kept = self.empty_first in ("kept", "own_turn")
+            return kept and self.inherits(SystemPrompt, hook, "_absent")
+        return self.inherits(SystemPrompt, hook)
 
     def hook_reads_tools(self, hook: str, role: str) -> bool:
         # (a preamble of its own with tools and without them)
-        kind = type(self)
         tools = self.preamble_with_tools or self.preamble_without_tools
-        own = kind.write_opening is SystemPrompt.write_opening and bool(tools)
-        return own and hook == "write_opening" and self.placement != "gathered"
+        own = hook == "write_opening" and bool(tools) and self.inherits(SystemPrompt, hook)
+        return own and self.placement != "gathered"
 
     def write_opening(self, out: Render, index: int) -> None:
         if out.role != "system" or index > 0:
@@ -425,31 +413,28 @@ class SystemPrompt(Concept):
     def jinja_message(self, out: Template, role: str) -> None:
         if self.placement == "gathered":
             return
+        conditions = []
         if self.placement == "first_kept":  # the later ones are recorded losses
-            out.out("{%- if index == 0 -%}")
+            conditions.append("index == 0")
         if self.empty_later == "dropped":  # (an empty later one: a recorded loss)
             name = jinja_string(out.layout.name)
-            out.out(f"{{%- if index == 0 or text_of(message, index, {name}) -%}}")
+            conditions.append(f"index == 0 or text_of(message, index, {name})")
         if self.empty_first in ("absent", "none"):
-            out.out("{%- if not (index == 0 and system_absent) -%}")
+            conditions.append("not (index == 0 and system_absent)")
+        with contextlib.ExitStack() as stack:
+            for condition in conditions:
+                stack.enter_context(out.when(condition))
+            if self.empty_first == "own_turn":
+                frame = out.layout.frames["system"]
+                out.out("{%- if index == 0 and system_absent -%}")
+                out.open_fence("system")
+                out.fence(frame.end)
+                out.fence(frame.after)
+                out.out('{%- set ns.previous = "system" -%}')
+                out.out("{%- else -%}")
             out.turn("system")
-            out.out("{%- endif -%}")
-        elif self.empty_first == "own_turn":
-            frame = out.layout.frames["system"]
-            out.out("{%- if index == 0 and system_absent -%}")
-            out.open_fence("system")
-            out.fence(frame.end)
-            out.fence(frame.after)
-            out.out('{%- set ns.previous = "system" -%}')
-            out.out("{%- else -%}")
-            out.turn("system")
-            out.out("{%- endif -%}")
-        else:
-            out.turn("system")
-        if self.placement == "first_kept":
-            out.out("{%- endif -%}")
-        if self.empty_later == "dropped":
-            out.out("{%- endif -%}")
+            if self.empty_first == "own_turn":
+                out.out("{%- endif -%}")
 
     def jinja_after(self, out: Template, role: str) -> None:
         out.fence_if("index == -1", self.default_after)
@@ -476,10 +461,9 @@ class SystemPrompt(Concept):
             out.out(f"{{%- set ns.content = ({joined}) != '' -%}}")
             out.out("{%- else -%}")
         if self.default is not None:
-            out.out(f"{{%- if {self.jinja_default_applies()} -%}}")
-            self.jinja_default(out)
-            out.out("{%- set ns.content = true -%}")
-            out.out("{%- endif -%}")
+            with out.when(self.jinja_default_applies()):
+                self.jinja_default(out)
+                out.out("{%- set ns.content = true -%}")
         if self.placement == "gathered":
             out.out("{%- endif -%}")
         out.out("{%- else -%}")
@@ -521,12 +505,8 @@ class LastSystemPrompt(SystemPrompt):
 
     def check(self, out: Render) -> None:
         last = self.check_last(out)
-        if self.empty_first == "absent" and last >= 0:
-            content = out.messages[last].content  # (message_text's common case, inline)
-            if not (
-                content and len(content) == 1 and type(content[0]) is TextPart and content[0].text
-            ) and not out.message_text(last):
-                out.lose(f"messages[{last}]", "a system message with empty text, written as none")
+        if self.empty_first == "absent" and last >= 0 and not out.message_text(last):
+            out.lose(f"messages[{last}]", "a system message with empty text, written as none")
 
     def write_start(self, out: Render) -> None:
         if self.empty_first == "kept":
@@ -561,12 +541,7 @@ class LastSystemPrompt(SystemPrompt):
                 last -= 1
         return last
 
-    def gathered(self, texts: list[str]) -> list[str]:
-        return texts[-1:]
-
     def gathered_texts(self, out: Render) -> list[str]:
-        if type(self).gathered is not LastSystemPrompt.gathered:
-            return super().gathered_texts(out)
         last = self.last_system(out)  # (the last text alone, without a walk for the others)
         if last < 0:
             return []
@@ -583,6 +558,7 @@ class LastSystemPrompt(SystemPrompt):
 _LAST_SYSTEM = object()
 """The key of :meth:`LastSystemPrompt.check_last`'s index in a render's states."""
 
+_LOCAL = ("write_opening", "write_message", "write_content")
 _WHEN = {"always": "true", "without_tools": "not has_tools", "with_tools": "has_tools"}
 
 

@@ -46,8 +46,7 @@ class SystemInTurn(Concept):
     def validate(self, layout: Layout) -> None:
         self.check_choices(layout, "host")
 
-    def turn_roles(self) -> frozenset[str]:
-        return frozenset({"user"})
+    acts_on: ClassVar[frozenset[str] | None] = frozenset({"user"})
 
     def _host(self, out: Render) -> int:
         """The index of the message that holds the system text (-1: none)."""
