@@ -2,11 +2,11 @@
 
 The reader: a turn whose first character other than whitespace is ``{`` is a call (leading
 whitespace is held until that is known), then it is streamed as text or as the call's
-arguments (:meth:`BareCallReader.call_reader` reads the call; a format that reads several
-joined calls returns its own).  A turn that is a JSON list of call objects (``[{...}]``) is
-content with a warning: the layout writes objects; so is a text turn holding a call after its
-text (peers disagree on it: vLLM reads the call and drops the text, SGLang and llama.cpp keep
-the text), which stays content, as written, with a warning that names the call.
+arguments (read by the reader the format gives: one call, or several joined).  A turn that
+is a JSON list of call objects (``[{...}]``) is content with a warning: the layout writes
+objects; so is a text turn holding a call after its text (peers disagree on it: vLLM reads
+the call and drops the text, SGLang and llama.cpp keep the text), which stays content, as
+written, with a warning that names the call.
 
 The grammar: text of such a turn may not start with ``{`` after whitespace (that is a call);
 GBNF is tighter: not ``<`` either.
@@ -23,7 +23,6 @@ from ..engine.call_scanner import TextPieces
 from ..engine.machine import Parser, Reader, ReaderFactory
 from ..engine.readers import CallEnvelope
 from ..types import TextDelta
-from .readers import EndedByInput
 
 if TYPE_CHECKING:
     from .grammar import Turn
@@ -54,9 +53,8 @@ DECODER = json.JSONDecoder()
 
 class BareCallReader:
     """Text, or one call written as the whole turn's bare JSON object (see the module),
-    read by ``reads`` (None: as one JSON call the end of the turn closes).  ``opening``
-    ``"["``: the calls are one array, read by ``reads`` (a text turn is then not searched
-    for calls)."""
+    read by ``reads``.  ``opening`` ``"["``: the calls are one array, read by ``reads`` (a
+    text turn is then not searched for calls)."""
 
     __slots__ = (
         "_after",
@@ -78,7 +76,7 @@ class BareCallReader:
         envelope: CallEnvelope,
         optional_arguments: bool = False,
         *,
-        reads: ReaderFactory | None = None,
+        reads: ReaderFactory,
         opening: str = "{",
     ) -> None:
         self._parser = parser
@@ -113,20 +111,13 @@ class BareCallReader:
             # bare call has none (the turn's header is not part of the call).
             parser = self._parser
             entered, parser.entered_by = parser.entered_by, ""
-            self._call = self.call_reader(parser)
+            self._call = self._reads(parser)
             parser.entered_by = entered
         elif self._opening == "{" and held.lstrip().startswith("["):
             self._listed = TextPieces()
         self._decided = True
         self._held = []
         self._forward(held, self._start)
-
-    def call_reader(self, parser: Parser) -> Reader:
-        """The reader of the call the turn turned out to be (a format reading calls more
-        loosely returns its own)."""
-        if self._reads is not None:
-            return self._reads(parser)
-        return EndedByInput(parser, self._envelope, "the end of the turn")
 
     def _forward(self, text: str, offset: int) -> None:
         if self._call is not None:

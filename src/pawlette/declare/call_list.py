@@ -17,15 +17,7 @@ from json.encoder import encode_basestring as string
 from json.encoder import encode_basestring_ascii as ascii_string
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..emit.grammar_ast import (
-    CharClass,
-    JsonSchemaValue,
-    Lit,
-    Node,
-    Repeat,
-    Rules,
-    seq,
-)
+from ..emit.grammar_ast import CharClass, JsonSchemaValue, Lit, Node, Repeat, Rules, seq
 from ..emit.json_lark import define_json_base
 from ..engine.call_arguments import arguments_problem, load_json
 from ..engine.machine import Parser

@@ -227,16 +227,6 @@ class JsonCalls(JsonCallObject, SectionedCallConcept):
             literal=literal,
         )
 
-    def closed_call_reader(self, close: str, closes: frozenset[str]) -> tuple[ReaderFactory, bool]:
-        """The reader of a call closed by ``close`` (or another of ``closes``; ``""``: by the
-        end of the turn, or also by it with ``close_optional``), and whether the end of the
-        turn may come in it."""
-        if close and self.close_optional:
-            envelope, ends = self.envelope, closes | {close}
-            make: ReaderFactory = lambda parser: CallReader(parser, envelope, close, ends, True)  # noqa: E731
-            return Described("JSON call, its close optional", make, close=close), True
-        return self.json_reader(close, closes), not close
-
     def tagged_reader(self) -> ReaderFactory:
         """The reader of a call opened by one of ``also_open``: it runs to the end of the
         turn, read as the turn's bare calls are."""
@@ -260,7 +250,15 @@ class JsonCalls(JsonCallObject, SectionedCallConcept):
             return
         close = table.text(self.close)
         closes = table.spellings(self.loose, self.close)
-        reader, ends = self.closed_call_reader(close, frozenset(closes))
+        # A call closed by close (or another of its spellings; "": by the end of the turn, or
+        # also by it with close_optional); ends: the end of the turn may come in it.
+        reader: ReaderFactory
+        if close and self.close_optional:
+            envelope, also = self.envelope, frozenset({*closes, close})
+            make: ReaderFactory = lambda parser: CallReader(parser, envelope, close, also, True)  # noqa: E731
+            reader, ends = Described("JSON call, its close optional", make, close=close), True
+        else:
+            reader, ends = self.json_reader(close, frozenset(closes)), not close
         openings = self.opening_rows(table, self.open, "assistant.call", reader, ends=ends)
         if close and self.text_after:
             for spelling in closes:

@@ -17,13 +17,7 @@ from ..engine.machine import Parser
 from ..engine.readers import WholeTextReader
 from ..errors import FormatError
 from ..types import TextDelta, ToolCall, ToolCallDelta, ToolCallEnd, ToolCallStart
-from .calls import (
-    Content,
-    SectionedCallConcept,
-    arguments_json,
-    closing_marker,
-    name_problem,
-)
+from .calls import Content, SectionedCallConcept, arguments_json, closing_marker, name_problem
 from .grammar import TEXT_NE, SectionedCalls
 from .pieces import Fence, text_of
 from .readers import Described, OpenSection, give_back_call, next_state
@@ -216,15 +210,13 @@ class _NamedCallSet(SectionedCalls):
         self.arguments_open = text_of(calls.arguments_open, layout.options, layout.name)
 
     def items(self, turn: Turn, rules: Rules, number: int) -> list[Node]:
-        calls = self.calls
-        tool = turn.tools[number]
-        named = calls.name_nodes(turn, tool.name)
+        calls, tool = self.calls, turn.tools[number]
         identified: list[Node] = []
         if calls.id_open is not None:  # written in a conversation; a model may write one
             identified.append(optional(seq(*turn.nodes(calls.id_open), TEXT_NE)))
         return [
             *turn.nodes(calls.open),
-            *named,
+            *calls.name_nodes(turn, tool.name),
             *identified,
             *turn.nodes(calls.arguments_open),
             calls.arguments_node(rules, number, tool),
@@ -278,12 +270,12 @@ def begin_call(parser: Parser) -> None:
     parts.raw = [parser.context(OpenSection).take() + (parser.entered_by or "")]
 
 
-class NameReader:
+class NameReader(WholeTextReader):
     """A call's name, read by ``read`` (:meth:`NamedCalls.read_name`; None: the name as
     written).  ``begins``: the call's raw text starts here (False: an earlier state of the
     call began it, :meth:`NamedCalls.head_states`)."""
 
-    __slots__ = ("_begins", "_offset", "_parser", "_read", "_text")
+    __slots__ = ("_begins", "_read")
 
     def __init__(
         self,
@@ -292,26 +284,18 @@ class NameReader:
         *,
         begins: bool = True,
     ) -> None:
-        self._parser = parser
-        self._read = read
-        self._begins = begins
-        self._text: list[str] = []
-        self._offset = -1
+        super().__init__(parser)
+        self._read, self._begins = read, begins
         if begins:
             begin_call(parser)
-
-    def feed(self, text: str, offset: int) -> None:
-        if self._offset < 0:
-            self._offset = offset
-        self._text.append(text)
 
     def close(self, marker: str | None, offset: int) -> None:
         parser = self._parser
         parts = parser.context(CallParts)
-        text = "".join(self._text)
+        text = self._text()
         parts.raw.append(text)
         if self._begins:
-            parts.offset = self._offset if self._offset >= 0 else offset
+            parts.offset = self._offset if self._chunks else offset
         name = text.strip()
         parts_id = None
         if self._read is not None and name:

@@ -18,12 +18,7 @@ from ..codecs.python_literals import Quote, Spelling, encode_call, encode_calls
 from ..codecs.python_stream import CallStream
 from ..emit.grammar_ast import Lit, Node, Ref, Repeat, Rules, alt, optional, seq
 from ..emit.jinja_text import IDENTIFIER_MACRO, PYTHON_LITERAL_MACROS, jinja_string
-from ..emit.python_schema import (
-    KEYWORD_EXPECTED,
-    PythonValues,
-    SchemaToPython,
-    TemplateArguments,
-)
+from ..emit.python_schema import KEYWORD_EXPECTED, PythonValues, SchemaToPython, TemplateArguments
 from ..engine.machine import Parser
 from ..errors import FormatError, UnsupportedFeature
 from ..types import Tool, ToolCall

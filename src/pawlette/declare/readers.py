@@ -456,15 +456,6 @@ class CallReader(JsonCallReader):
         super().close(marker, offset)
 
 
-class EndedByInput(CallReader):
-    """A call that the end of the turn closes (:class:`CallReader`'s ``ends_turn``)."""
-
-    whole_kind = "call"  # closed by a marker, as JsonCallReader (see pawlette.engine.whole)
-
-    def __init__(self, parser: Parser, envelope: CallEnvelope, close: str) -> None:
-        super().__init__(parser, envelope, close, ends_turn=True)
-
-
 def call_reader(
     envelope: CallEnvelope,
     close: str,

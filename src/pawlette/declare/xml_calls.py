@@ -134,10 +134,10 @@ class XmlCalls(SectionedCallConcept):
             found = tuple(
                 (
                     key,
-                    other if other and not isinstance(item, str) else self.key_close,
-                    self.value_text(item),
+                    other if other and not isinstance(i, str) else self.key_close,
+                    self.value_text(i),
                 )
-                for key, item in value.items()
+                for key, i in value.items()
             )
             self._written.keep(arguments, found)
         return found
@@ -181,14 +181,8 @@ class XmlCalls(SectionedCallConcept):
 
     def rows(self, table: Table) -> None:
         tags = self.tags(table)
-        tag_fences = (
-            self.name_close,
-            self.key_open,
-            self.key_close,
-            self.key_close_other,
-            self.value_close,
-        )
-        inner = {text for pieces in tag_fences for text in markers_in(pieces)}
+        tag_fences = (self.name_close, self.key_open, self.key_close, self.key_close_other)
+        inner = {text for pieces in (*tag_fences, self.value_close) for text in markers_in(pieces)}
         # A close's special token the model writes without the text before it (Seed-OSS's
         # ``</seed:tool_call>`` without ``</function>\n``) is text inside the call, from ids
         # as from text (where the lexer knows only the whole close).
@@ -367,79 +361,78 @@ class XmlCallReader(WholeTextReader):
         return problem, name, next((item for item in tools if item.name == name), None)
 
     def _read(self, text: str) -> tuple[str | None, str | None, dict[str, Any] | None]:
+        try:
+            return None, *self._call(text)
+        except _NoCall as problem:
+            return str(problem), None, None
+
+    def _call(self, text: str) -> tuple[str, dict[str, Any]]:
+        """The call's name and arguments, or :class:`_NoCall` saying why it is none."""
         tags = self._tags
-        key_open, key_close, value_close = tags.key_open[1], tags.key_close[1], tags.value_close[1]
-        finds = tags.finder(key_open), tags.finder(key_close), tags.finder(value_close)
+        key_open, key_close, value_close = (
+            tags.finder(tag[1]) for tag in (tags.key_open, tags.key_close, tags.value_close)
+        )
+        other = tags.key_close_other
         if tags.name_close[1]:
             name_end = text.find(tags.name_close[1])
             if name_end < 0:
-                return "no end of the name", None, None
-            rest_start = name_end + len(tags.name_close[1])
+                raise _NoCall("no end of the name")
+            position = name_end + len(tags.name_close[1])
         else:  # the name ends where the first parameter (or the call) does (GLM)
-            first = finds[0].search(text)
-            name_end = rest_start = first.start() if first is not None else len(text)
+            first = key_open.search(text)
+            name_end = position = first.start() if first is not None else len(text)
         problem, name, tool = self.named_tool(text[:name_end])
         if problem is not None:
-            return problem, None, None
+            raise _NoCall(problem)
         arguments: dict[str, Any] = {}
-        position = rest_start
-        while True:
-            opened = finds[0].search(text, position)
-            if opened is None:
-                if text[position:].strip():
-                    return f"text {text[position:][:40]!r} after the parameters", None, None
-                break
-            start = opened.start()
-            if text[position:start].strip():
-                return f"text {text[position:start][:40]!r} between parameters", None, None
-            key_start = opened.end()
-            named = finds[1].search(text, key_start)
+        while opened := key_open.search(text, position):
+            if text[position : opened.start()].strip():
+                raise _NoCall(f"text {text[position : opened.start()][:40]!r} between parameters")
+            named = key_close.search(text, opened.end())
             json_close = False  # the close says the value's kind (string="false")
-            other = tags.key_close_other
             if other is not None:
-                found = tags.finder(other[1]).search(text, key_start)
+                found = tags.finder(other[1]).search(text, opened.end())
                 if found is not None and (named is None or found.start() < named.start()):
                     named, json_close = found, True
             if named is None:
-                return "a parameter name without its end", None, None
-            key_end = named.start()
-            key = text[key_start:key_end].strip()
-            value_start = named.end()
-            valued = finds[2].search(text, value_start)
+                raise _NoCall("a parameter name without its end")
+            key = text[opened.end() : named.start()].strip()
+            valued = value_close.search(text, named.end())
             if valued is None:
-                return f"parameter {key!r} without its end", None, None
-            value_end = valued.start()
-            value = text[value_start:value_end]
+                raise _NoCall(f"parameter {key!r} without its end")
             after = (other or tags.key_close)[2] if json_close else tags.key_close[2]
+            value = text[named.end() : valued.start()]
             value = value.removeprefix(after).removesuffix(tags.value_close[0])
             if tags.unwrap is not None:  # one pair around the whole value, nothing else
                 opener, closer = tags.unwrap
-                if (
-                    len(value) >= len(opener) + len(closer)
-                    and value.startswith(opener)
-                    and value.endswith(closer)
-                ):
-                    value = value[len(opener) : len(value) - len(closer)]
+                inside = value[len(opener) : len(value) - len(closer)]
+                if len(value) >= len(opener + closer) and value == opener + inside + closer:
+                    value = inside
             if not key or key in arguments:
-                return f"parameter {key!r} empty or given twice", None, None
+                raise _NoCall(f"parameter {key!r} empty or given twice")
             kinds = parameter_types(tool, key)
             if other is not None and not json_close:
                 kinds = {"string"}
             elif json_close and kinds is not None and kinds <= {"string"}:
                 kinds = None  # the close says JSON: JSON where it is, else the text
-            read, typed = typed_value(value, kinds, tags.python, tags.literal)
+            read, arguments[key] = typed_value(value, kinds, tags.python, tags.literal)
             if not read:
-                return f"parameter {key!r}: {value[:40]!r} is not of its schema's type", None, None
-            arguments[key] = typed
+                raise _NoCall(f"parameter {key!r}: {value[:40]!r} is not of its schema's type")
             position = valued.end()
+        if text[position:].strip():
+            raise _NoCall(f"text {text[position:][:40]!r} after the parameters")
         # Each value was checked as read (a member's JSON by json's strict reading, or text,
         # or a word): only a Python literal, read by the Python codec, is checked again as
         # the JSON it becomes.
         if tags.literal:
             problem = arguments_problem(json.dumps(arguments, ensure_ascii=False))
             if problem is not None:
-                return problem, None, None
-        return None, name, arguments
+                raise _NoCall(problem)
+        return name, arguments
+
+
+class _NoCall(Exception):
+    """What makes a call's text no call (:meth:`XmlCallReader._call`)."""
 
 
 # ---------------------------------------------------------------------- the grammar

@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 
 from pawlette.declare import JsonCalls
 from pawlette.declare.bare_calls import DECODER, BareCallReader
-from pawlette.declare.readers import Described, EndedByInput
+from pawlette.declare.readers import CallReader, Described
 from pawlette.engine.call_arguments import load_json
 from pawlette.engine.machine import Parser, Reader
 from pawlette.engine.readers import CallEnvelope
@@ -109,7 +109,7 @@ def joined_calls(
     return calls or None
 
 
-class LenientCallReader(EndedByInput):
+class LenientCallReader(CallReader):
     """A JSON call closed by the end of its turn that also reads several calls joined by
     ``separators`` and a call without arguments (``optional_arguments``), as vLLM and SGLang
     read Llama 3's; anything else is malformed as for the declared spelling."""
@@ -122,7 +122,7 @@ class LenientCallReader(EndedByInput):
         separators: tuple[str, ...],
         optional_arguments: bool,
     ) -> None:
-        super().__init__(parser, envelope, close)
+        super().__init__(parser, envelope, close, ends_turn=True)
         self._separators = separators
         self._optional = optional_arguments
 

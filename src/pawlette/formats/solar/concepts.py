@@ -79,9 +79,9 @@ class IdFirstReader(NameReader):
     def close(self, marker: str | None, offset: int) -> None:
         parser = self._parser
         parts = parser.context(CallParts)
-        text = "".join(self._text)
+        text = self._text()
         parts.raw += [text, marker or ""]
-        parts.offset = self._offset if self._offset >= 0 else offset
+        parts.offset = self._offset if self._chunks else offset
         parts.call_id = text.strip() or None
         if next_state(parser, marker) != "call.name":
             parts.raw.pop()
