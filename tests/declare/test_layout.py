@@ -83,7 +83,8 @@ def tiny(*concepts: Concept, **changes: Any) -> Layout:
                 name="tiny", summary="", frames=frames(assistant=Frame(open_after={"tool": "<a>"}))
             ),  # type: ignore[dict-item]
             "tiny: Layout.frames['assistant'].open_after['tool']: '<a>'; expected a fence, a "
-            "tuple of Marker, Lit and Option pieces (build it with fence('<a>'))",
+            "tuple of Marker, Lit and Option pieces (build it with fence(Marker('<a>')) if it "
+            "is one of the tokenizer's special tokens, fence('<a>') if it is text)",
         ),
         (
             lambda: Layout(
@@ -269,7 +270,8 @@ def tiny(*concepts: Concept, **changes: Any) -> Layout:
         (
             lambda: tiny(ToolsBlock(open="Tools:")),  # type: ignore[arg-type]
             "ToolsBlock.open: 'Tools:'; expected a fence, a tuple of Marker, Lit and Option "
-            "pieces (build it with fence('Tools:'))",
+            "pieces (build it with fence(Marker('Tools:')) if it is one of the tokenizer's "
+            "special tokens, fence('Tools:') if it is text)",
         ),
         (
             lambda: tiny(JsonCalls(open=fence("<c>"), also_open=("<|python_tag|>",))),  # type: ignore[arg-type]
@@ -599,3 +601,19 @@ def test_two_meanings_of_one_marker_name_both_sides() -> None:
     assert "'<|assistant|>' has two meanings between turns: one of the frames, one of " in message
     assert "ConversationEnd; expected one meaning per marker" in message
     assert "state 'outside' goes to 'assistant.head' and to 'outside'" in message
+
+
+def test_a_field_ignored_before_the_concept_that_writes_it_is_refused() -> None:
+    chatml = pawlette.get_format("chatml").declaration
+    assert isinstance(chatml, Layout)
+    first = (Ignored(("reasoning",)), *chatml.concepts)
+    with pytest.raises(FormatError) as refused:
+        dataclasses.replace(chatml, concepts=first)
+    assert str(refused.value) == (
+        "chatml: Ignored.fields: 'reasoning', which Reasoning after it writes; expected "
+        "Ignored after Reasoning (it then drops only what Reasoning leaves unwritten), or "
+        "'reasoning' left out of Ignored"
+    )
+    # After it, Ignored stands for what the writer leaves unwritten (as nemotron_v2 declares).
+    last = (*chatml.concepts, Ignored(("reasoning",)))
+    assert dataclasses.replace(chatml, concepts=last).concepts[-1] == Ignored(("reasoning",))

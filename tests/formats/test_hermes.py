@@ -138,12 +138,18 @@ ROUND = [
 def test_results_before_a_prompt_are_the_templates_in_both_variants() -> None:
     reference = corpus_reference(TEMPLATE)
     again = {"role": "tool", "tool_call_id": "a", "content": "again"}
-    for messages in (ROUND, [*ROUND, again]):
+    beside = "messages[1].content: not written beside tool calls"
+    # (A second result for the one call is read as answering none: results pair by position.)
+    unpaired = (
+        "messages[3].tool_call_id: 'a' not written: results are matched with calls by "
+        "position, and this one is read as the answer to no call (there are fewer calls before it)"
+    )
+    for messages, losses in ((ROUND, (beside,)), ([*ROUND, again], (beside, unpaired))):
         expected = reference.render(messages, [NOW], add_generation_prompt=True).text
         for fmt in (HERMES, EXACT):
             rendering = fmt.render(messages, [NOW], add_generation_prompt=True)
             assert rendering.text == expected
-            assert rendering.losses == ("messages[1].content: not written beside tool calls",)
+            assert rendering.losses == losses
 
 
 def test_only_the_exact_variant_writes_the_newline_after_a_result_that_more_follows() -> None:

@@ -17,9 +17,13 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class Alternation(Concept):
     """After the first system message, user and assistant messages alternate, starting with
-    a user message (tool messages and assistant messages holding calls are not counted when
-    ``calls_count`` is False: Mistral's templates count them so).  Other system messages are
-    skipped (``system_counts`` False)."""
+    a user message; a request that breaks the alternation is refused, naming the message.
+
+    - ``calls_count``: False (the default), tool messages and assistant messages holding
+      calls are not counted; True, an assistant message with calls takes an assistant's
+      place (tool messages are never counted).
+    - ``system_counts``: False (the default), system messages after the first are skipped;
+      True, a later system message breaks the alternation, so it is refused."""
 
     calls_count: bool = False
     system_counts: bool = False

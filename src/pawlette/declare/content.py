@@ -55,6 +55,18 @@ class Ignored(Concept):
                     f"{layout.name}: Ignored.fields: {name!r}; expected some of "
                     + ", ".join(IGNORABLE)
                 )
+        # Checks run in the layout's order: a field ignored first would be reported dropped
+        # and then written by the concept after that writes it.
+        after = layout.concepts[layout.concepts.index(self) + 1 :]
+        for concept in after:
+            for name in self.fields:
+                if name in getattr(concept, "handles", ()):
+                    kind = type(concept).__name__
+                    raise FormatError(
+                        f"{layout.name}: Ignored.fields: {name!r}, which {kind} after it "
+                        f"writes; expected Ignored after {kind} (it then drops only what "
+                        f"{kind} leaves unwritten), or {name!r} left out of Ignored"
+                    )
 
     @property
     def handles(self) -> frozenset[str]:

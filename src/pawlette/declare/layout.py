@@ -100,7 +100,13 @@ def _check_fence(where: str, value: object, *, text_too: bool = False) -> None:
     if not isinstance(value, tuple) or not all(
         isinstance(piece, (Marker, Lit, Option)) for piece in value
     ):
-        build = f"fence({value!r})" if isinstance(value, str) else "fence(...)"
+        build = (
+            # (A marker is one token a user's text can never spell; text is tokenized as text.)
+            f"fence(Marker({value!r})) if it is one of the tokenizer's special tokens, "
+            f"fence({value!r}) if it is text"
+            if isinstance(value, str)
+            else "fence(...)"
+        )
         raise FormatError(
             f"{where}: {value!r}; expected "
             + ("a string or " if text_too else "")

@@ -2,7 +2,8 @@
 
 The format writes no call ids here: a result answers the call at its position among the
 calls of the assistant message before it (parsing pairs them so: the fold's
-:func:`~pawlette.engine.fold.pair_results`).
+:func:`~pawlette.engine.fold.pair_results`).  A result given out of that order, or after the
+last call, is written where it is given and recorded as a loss.
 
 >>> from pawlette.declare import Results, fence
 >>> Results(grouped=True, item_open=fence("\\n<tool_response>\\n")).grouped
@@ -134,11 +135,13 @@ class Results(Concept):
         return hook == "write_message" and alone and self.inherits(Results, "write_message")
 
     def check_is_local(self) -> bool:
-        return self.inherits(Results, "check", "written_id", "_name_written_by_another")
+        return self.inherits(Results, "check", "written_id", "_written_by_another")
 
     def check(self, out: Render) -> None:
         out.handled.add("tool_name")  # (out.handles without its call: every render asks)
         writes_id = self.writes_ids()
+        if not writes_id and "calls" in out.present and not self._written_by_another(out):
+            _paired_by_position(out)
         if not (writes_id or self.trim or "tool_name" in out.present):
             return  # (most formats: nothing to check, and no walk through the messages)
         pattern = None if self.id_pattern is None else re.compile(self.id_pattern)
@@ -153,7 +156,7 @@ class Results(Concept):
                     f"messages[{index}].tool_call_id",
                     f"written as the position of the call it answers ({position!r})",
                 )
-            if message.name is not None and not self._name_written_by_another(out):
+            if message.name is not None and not self._written_by_another(out, "tool_name"):
                 out.lose(f"messages[{index}].name", "not written (the call names the tool)")
             if writes_id:
                 found = message.tool_call_id or ""
@@ -165,10 +168,11 @@ class Results(Concept):
                         f"messages[{index}].tool_call_id", repr(message.tool_call_id), expected
                     )
 
-    def _name_written_by_another(self, out: Render) -> bool:
-        """Whether another concept writes a result's name (asked only when a result has one)."""
+    def _written_by_another(self, out: Render, field: str = "tool_call_id") -> bool:
+        """Whether another concept writes a result's ``field`` (``"tool_name"``, or
+        ``"tool_call_id"``: PCML's headers write it)."""
         return any(
-            "tool_name" in getattr(concept, "handles", ()) and concept is not self
+            field in getattr(concept, "handles", ()) and concept is not self
             for concept in out.layout.concepts
         )
 
@@ -394,6 +398,33 @@ def _each_call(body: str) -> str:
 
 _json_string = json.JSONEncoder(ensure_ascii=False).encode
 """``json.dumps(text, ensure_ascii=False)`` without making its encoder in each call."""
+
+
+def _paired_by_position(out: Render) -> None:
+    """Record a loss for each result a reader would pair with another call: where no call
+    id is written, the model and the parser (:func:`~pawlette.engine.fold.pair_results`)
+    match a run of results with the calls before it in order, so a result given out of that
+    order, or beyond the last call, no longer says which call it answers."""
+    calls: list[str] = []
+    answered = 0
+    for index, message in enumerate(out.messages):
+        if message.role == "assistant" and message.tool_calls:
+            calls = [call.id or "" for call in message.tool_calls]
+            answered = 0
+        elif message.role == "tool":
+            given = message.tool_call_id
+            if given is not None and (answered >= len(calls) or given != calls[answered]):
+                paired = (
+                    f"call {answered} ({calls[answered]!r})"
+                    if answered < len(calls)
+                    else "no call (there are fewer calls before it)"
+                )
+                out.lose(
+                    f"messages[{index}].tool_call_id",
+                    f"{given!r} not written: results are matched with calls by position, and "
+                    f"this one is read as the answer to {paired}",
+                )
+            answered += 1
 
 
 def positions(messages: Sequence[Message]) -> dict[str, str]:

@@ -162,8 +162,11 @@ class NemotronText(Concept):
     def check(self, out: Render) -> None:
         for index, message in enumerate(out.messages):
             text = out.message_text(index) if message.role == "assistant" else ""
-            if text != written_text(out, index, self.truncate) and message.role == "assistant":
-                out.lose(f"messages[{index}].content", "whitespace at its ends trimmed")
+            written = written_text(out, index, self.truncate)
+            if text != written and message.role == "assistant":
+                # (Only a truncated turn of calls loses its start too: say which ends went.)
+                ends = "ends" if text.lstrip() != text and written == text.strip() else "end"
+                out.lose(f"messages[{index}].content", f"whitespace at its {ends} trimmed")
 
     def write_content(self, out: Render, index: int) -> bool:
         if out.role != "assistant" or index < 0:

@@ -63,7 +63,9 @@ class Headers(Concept):
 
     @property
     def handles(self) -> frozenset[str]:
-        return frozenset({"name", "tool_name", "metadata"})
+        # (A result's id written here: results are not paired with calls by position.)
+        written = frozenset({"tool_call_id"}) & frozenset(self.fields.get("tool", {}).values())
+        return frozenset({"name", "tool_name", "metadata"}) | written
 
     @cached_property
     def separator_fence(self) -> Fence:
