@@ -51,6 +51,7 @@ from ..declare import (
 from ..declare.pieces import text_of
 from ..engine.json_text import json_string
 from ..formats.chatml.xml import CallTextTrimmed
+from .answers import AnswerShape, derive_answer_fence
 from .atoms import common_prefix, common_suffix, excerpt
 from .draft import Draft
 from .probe import Probe, Underivable, call, message
@@ -72,6 +73,8 @@ class _Calls:
         self.first = call("Zi1qabcde", "zq_alpha", ALPHA)
         self.second = call("Zi2qabcde", "zq_beta", BETA)
         self.both = call("Zi1qabcde", "zq_alpha", TWO)
+        self.answer: AnswerShape | None = None
+        """What an answer writes that a turn of calls does not (:mod:`.answers`)."""
 
     def turn(self, calls: list[dict[str, Any]], content: str | None = None) -> list[dict[str, Any]]:
         u1 = self.probe.sentinel("u", 1)
@@ -90,6 +93,9 @@ class _Calls:
         start = text.find(u1)
         lead = u1 + user.end + user.after + assistant.open
         tail = assistant.end + assistant.after
+        called = bool(messages[-1].get("tool_calls"))
+        if self.answer is not None and called and self.answer.call_end:
+            tail = self.answer.call_end + assistant.after
         if start < 0 or not text.startswith(lead, start) or not text.endswith(tail):
             tokens = self.probe.tokens
             found = text[start + len(u1) :] if start >= 0 else text
@@ -98,7 +104,13 @@ class _Calls:
                 f"template writes {excerpt(tokens, found, 160)}, where an assistant turn is "
                 f"{excerpt(tokens, lead[len(u1) :])}, its text, then {excerpt(tokens, tail)}"
             )
-        return text[start + len(lead) : len(text) - len(tail)]
+        found = text[start + len(lead) : len(text) - len(tail)]
+        if self.answer is not None and not called:
+            # (an answer's own fences are not part of what a turn of calls is compared with)
+            found = found.removeprefix(self.answer.open)
+            if self.answer.close and found.endswith(self.answer.close):
+                found = found[: -len(self.answer.close)]
+        return found
 
     def empty(self) -> str | None:
         """The body of an assistant turn with no text: given an empty list of calls, or
@@ -130,6 +142,7 @@ def derive_calls(probe: Probe, draft: Draft) -> None:
             f"the template refuses a turn of calls ({probe.refusal(one, list(PROBE_TOOLS))[:120]})",
         )
         return
+    calls.answer = derive_answer_fence(probe, draft, one)
     try:
         _derive(probe, draft, calls)
     except Underivable as error:
@@ -554,6 +567,10 @@ def _named_calls(
     if arguments_at < 0:
         raise Underivable("the call's arguments come before its name")
     first = one[:name_at]
+    if "Zi1qabcde" in first:
+        raise Underivable(
+            "the call's id is written before its name (needs concept: named calls led by their id)"
+        )
     middle = one[name_at + len("zq_alpha") : arguments_at]
     last = one[arguments_at + len(arguments) :]
     id_open: str | None = None
