@@ -150,8 +150,13 @@ def derive_calls(probe: Probe, draft: Draft) -> None:
 
 
 def _derive(probe: Probe, draft: Draft, calls: _Calls) -> None:
-    empty = calls.empty()
     single = calls.body(calls.turn([calls.first]))
+    try:
+        empty = calls.empty()
+    except Underivable:
+        # A turn with no text framed otherwise than an answer (Seed-OSS writes an empty last
+        # turn as a bare opener): the calls are taken to be the whole body, as below.
+        empty = None
     if empty is None and single is not None:
         # The template refuses an assistant turn with nothing in it (Ministral 3's): the
         # calls are taken to be the whole body, which verification then holds to.
