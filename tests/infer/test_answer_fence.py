@@ -7,7 +7,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from pawlette.declare import AnswerFence, CallTurnEnd, Marker, Reasoning, XmlCalls
+from pawlette.declare import AnswerFence, CallTurnEnd, JsonCallList, Marker, Reasoning, XmlCalls
 from pawlette.declare.pieces import text_of
 from pawlette.infer import Inference, infer_template
 
@@ -72,6 +72,27 @@ def test_an_answer_fenced_on_both_sides_is_derived_from_command_a() -> None:
         "<|END_THINKING|><|START_TEXT|>Hi.<|END_TEXT|><|END_OF_TURN_TOKEN|>"
     )
     assert parsed.message["content"] == "Hi."
+
+
+def test_calls_numbered_by_position_are_derived_from_command_a() -> None:
+    """Command A writes each call's position among the conversation's calls where its id
+    goes (``"tool_call_id": "0"``): ``JsonCallList(ids="positional")``, and its tools with
+    the calls."""
+    inference = _verified("Cohere2MoE")
+    calls = _concept(inference, JsonCallList)
+    assert calls.ids == "positional" and calls.content == "dropped"
+    assert ("id", "tool_call_id") in calls.keys
+    statuses = _statuses(inference)
+    assert statuses["tool calls"][0] == "derived" and statuses["tools"][0] == "derived"
+    assert inference.format is not None
+    # The generation prompt opens the reasoning block: the model closes it, then calls.
+    parsed = inference.format.parse(
+        '<|END_THINKING|><|START_ACTION|>[\n    {"tool_call_id": "0", "tool_name": "f", '
+        '"parameters": {"city": "Paris"}}\n]<|END_ACTION|><|END_OF_TURN_TOKEN|>'
+    )
+    assert parsed.finish_reason == "tool_calls"
+    (called,) = parsed.message["tool_calls"]
+    assert called["function"] == {"name": "f", "arguments": '{"city": "Paris"}'}
 
 
 def test_calls_are_derived_where_an_empty_last_turn_is_a_bare_opener() -> None:

@@ -22,8 +22,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..declare import AnswerFence, CallTurnEnd, Reasoning
+from ..declare.pieces import text_of
 from .atoms import common_prefix, common_suffix
-from .draft import Draft
+from .draft import Capability, Draft
 from .probe import Probe, Underivable, message
 from .tools import PROBE_TOOLS
 
@@ -111,7 +112,16 @@ def _declare(draft: Draft, opener: str, end: str, shape: AnswerShape) -> None:
     # reasoning): the answer's open writes it from here on.
     for index, concept in enumerate(draft.concepts):
         if isinstance(concept, Reasoning):
-            draft.concepts[index] = _without_open(draft, concept, shape.open)
+            draft.concepts[index] = changed = _without_open(draft, concept, shape.open)
+            said = next((item for item in draft.capabilities if item.name == "reasoning"), None)
+            if said is not None and changed.close != concept.close:
+                detail = said.detail.replace(
+                    " ... " + text_of(concept.close), " ... " + text_of(changed.close), 1
+                )
+                draft.capabilities = [  # (in its place: the order is the stages')
+                    Capability("reasoning", said.status, detail) if item is said else item
+                    for item in draft.capabilities
+                ]
     draft.concepts.append(AnswerFence(open=draft.fence(shape.open), close=draft.fence(shape.close)))
     if shape.call_end:
         draft.concepts.append(CallTurnEnd(end=draft.fence(shape.call_end)))

@@ -457,8 +457,13 @@ def _json_call_list(
             "concept: a call list whose arguments are printed objects)"
         )
     keys: list[tuple[str, str]] = []
+    positional = False
     for key, held in value.items():
         role = "arguments" if held == ALPHA else _ROLES.get(held) if isinstance(held, str) else None
+        if role is None and held == "0" and not any(known == "id" for known, _ in keys):
+            # The call's position among the conversation's calls in place of its id
+            # (Cohere's templates renumber calls so): verification holds it to the template.
+            role, positional = "id", True
         if role is None:
             raise Underivable(
                 f"a call in a JSON array holds the key {key!r} besides its name, arguments and id"
@@ -469,7 +474,8 @@ def _json_call_list(
     concept = None
     for separators in ((", ", ": "), (",", ":"), (",", ": "), (", ", ":")):
         candidate = JsonCallList(open=(), keys=tuple(keys), separators=separators)
-        if candidate.item("zq_alpha", "Zi1qabcde", json_string(ALPHA)) == written:
+        identifier = "0" if positional else "Zi1qabcde"
+        if candidate.item("zq_alpha", identifier, json_string(ALPHA)) == written:
             concept = candidate
             break
     if concept is None:
@@ -526,10 +532,13 @@ def _json_call_list(
             text_separator=draft.fence(text_separator),
             content=content,  # type: ignore[arg-type]
             parallel=parallel,
-            id_pattern="[A-Za-z0-9]{9}" if has_id and _ids_checked(probe, calls) else None,
+            id_pattern="[A-Za-z0-9]{9}"
+            if has_id and not positional and _ids_checked(probe, calls)
+            else None,
             list_open=list_open,
             list_close=list_close,
             item_separator=item_separator,
+            ids="positional" if positional else "given",
         )
     )
     draft.capability(

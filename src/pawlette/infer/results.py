@@ -18,7 +18,14 @@ import dataclasses
 import json
 from typing import Any
 
-from ..declare import GapAfterResults, Reasoning, Results, ResultsAsUser, UnwrittenResults
+from ..declare import (
+    AnswerFence,
+    GapAfterResults,
+    Reasoning,
+    Results,
+    ResultsAsUser,
+    UnwrittenResults,
+)
 from ..declare.pieces import text_of
 from .atoms import common_prefix, common_suffix, excerpt
 from .calls import ALPHA, BETA, text_lead
@@ -313,6 +320,9 @@ def _after_results(probe: Probe, draft: Draft, messages: list[dict[str, Any]]) -
     lead = text_lead(draft)  # (written before any text: not the opener's)
     if lead and opening.endswith(lead):
         opening = opening[: -len(lead)]
+    for concept in draft.concepts:
+        if isinstance(concept, AnswerFence) and opening.endswith(text_of(concept.open)):
+            opening = opening[: -len(text_of(concept.open))]  # (the answer's, not the opener's)
     absent = ""
     for concept in draft.concepts:
         if isinstance(concept, Reasoning):
