@@ -7,7 +7,15 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from pawlette.declare import AnswerFence, CallTurnEnd, JsonCallList, Marker, Reasoning, XmlCalls
+from pawlette.declare import (
+    AnswerFence,
+    CallTurnEnd,
+    JsonCallList,
+    Marker,
+    Reasoning,
+    Results,
+    XmlCalls,
+)
 from pawlette.declare.pieces import text_of
 from pawlette.infer import Inference, infer_template
 
@@ -74,7 +82,7 @@ def test_an_answer_fenced_on_both_sides_is_derived_from_command_a() -> None:
     assert parsed.message["content"] == "Hi."
 
 
-def test_calls_numbered_by_position_are_derived_from_command_a() -> None:
+def test_calls_and_results_numbered_by_position_are_derived_from_command_a() -> None:
     """Command A writes each call's position among the conversation's calls where its id
     goes (``"tool_call_id": "0"``): ``JsonCallList(ids="positional")``, and its tools with
     the calls."""
@@ -84,6 +92,13 @@ def test_calls_numbered_by_position_are_derived_from_command_a() -> None:
     assert ("id", "tool_call_id") in calls.keys
     statuses = _statuses(inference)
     assert statuses["tool calls"][0] == "derived" and statuses["tools"][0] == "derived"
+    # Its results, grouped, lead with the position of the call each answers.
+    assert statuses["tool results"] == (
+        "derived",
+        "grouped in one turn, with the call's position among the calls",
+    )
+    results = _concept(inference, Results)
+    assert results.grouped and results.ids == "positional" and results.json_text
     assert inference.format is not None
     # The generation prompt opens the reasoning block: the model closes it, then calls.
     parsed = inference.format.parse(

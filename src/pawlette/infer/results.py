@@ -21,6 +21,7 @@ from typing import Any
 from ..declare import (
     AnswerFence,
     GapAfterResults,
+    JsonCallList,
     Reasoning,
     Results,
     ResultsAsUser,
@@ -138,10 +139,37 @@ def _derive(probe: Probe, draft: Draft) -> None:
         added = added.replace(id_after + "Zi1qabcde", "").replace(id_after + "Zi2qabcde", "")
     pieces = Probe.cut(added, ["Zt1q", "Zt2q"], "two results")
     between = pieces[1][1:-1] if json_text else pieces[1]
+    numbered = identifier is None and _numbered(draft)
+    if numbered:
+        # Calls numbered by position (Command A's): a result writes its call's position
+        # where an id goes, the one place the first result's opening and the second's
+        # differ ("0", "1").  Read as an id there, the rest is derived as for ids.
+        shared = common_suffix(probe.tokens, before, between)
+        head, next_head = before[: len(before) - len(shared)], between[: len(between) - len(shared)]
+        if not (shared and head.endswith("0") and next_head.endswith("1")):
+            raise Underivable(
+                "the template does not write a result's call position where calls numbered by "
+                "position lead it to (needs concept)"
+            )
+        opening, identifier = head[:-1], shared
+        before = opening + "Zi1qabcde" + shared
+        between = next_head[:-1] + "Zi2qabcde" + shared
     item_open = item_close = gap = ""
     grouped = False
     if between == after + before.replace("Zi1qabcde", "Zi2qabcde"):
         pass  # a turn each
+    elif identifier is not None:
+        # Grouped, each result led by its call's id: after the first, the gap between
+        # results comes before the id (Command A's ``,\n    {..."tool_call_id": "``).
+        grouped = True
+        ahead = between[: between.find("Zi2qabcde")]
+        item_close = common_prefix(probe.tokens, ahead, after)
+        gap = ahead[len(item_close) :]
+        if not item_close or not gap or "Zi2qabcde" not in between:
+            raise Underivable(
+                f"two results are joined by {between!r} (needs concept: grouped results with "
+                "call ids of this shape)"
+            )
     else:
         grouped = True
         next_before = before.replace("Zi1qabcde", "Zi2qabcde")
@@ -157,8 +185,6 @@ def _derive(probe: Probe, draft: Draft) -> None:
                 f"two results are joined by {between!r} (needs concept: grouped results of this "
                 "shape)"
             )
-        if identifier is not None:
-            raise Underivable("grouped results with call ids (needs concept)")
         opening = (
             opening[: len(opening) - len(item_open)] if opening.endswith(item_open) else opening
         )
@@ -192,6 +218,7 @@ def _derive(probe: Probe, draft: Draft) -> None:
             id_after=None if id_after is None else draft.fence(id_after),
             item_gap=draft.fence(gap),
             gap_ends_group=not gap,
+            ids="positional" if numbered else "given",
         )
     )
     _after_results(probe, draft, [user, calls_one, result_one])
@@ -201,8 +228,22 @@ def _derive(probe: Probe, draft: Draft) -> None:
         "tool results",
         "derived",
         how
-        + (", with the call's id" if identifier is not None else "")
+        + (
+            ", with the call's position among the calls"
+            if numbered
+            else ", with the call's id"
+            if identifier is not None
+            else ""
+        )
         + (", with the call's id after its text" if id_after is not None else ""),
+    )
+
+
+def _numbered(draft: Draft) -> bool:
+    """Whether the calls derived are numbered by position where their ids go."""
+    return any(
+        isinstance(concept, JsonCallList) and concept.ids == "positional"
+        for concept in draft.concepts
     )
 
 
