@@ -17,6 +17,7 @@ from pawlette.declare import (
     XmlCalls,
 )
 from pawlette.declare.pieces import text_of
+from pawlette.formats.solar.concepts import IdFirstCalls
 from pawlette.infer import Inference, infer_template
 
 from ..support.template_corpus import corpus_template
@@ -61,9 +62,28 @@ def test_an_answer_lead_and_a_calls_marker_are_derived_from_solar_open() -> None
     assert inference.format is not None
     parsed = inference.format.parse("<|content|>Hello.<|end|>")
     assert parsed.message == {"role": "assistant", "content": "Hello."}
-    # Its calls write the id before the name: said, not guessed.
-    status, detail = _statuses(inference)["tool calls"]
-    assert status == "not derived" and "id is written before its name" in detail
+
+
+def test_calls_led_by_their_ids_and_named_results_are_derived_from_solar_open() -> None:
+    """Solar Open writes a call's id before its name (``<|tool_call:begin|>ID
+    <|tool_call:name|>NAME<|tool_call:args|>``) and the tool's name after a result's id
+    (``ID<|tool_response:name|>NAME<|tool_response:result|>``)."""
+    inference = _verified("upstage-Solar-Open-100B")
+    calls = _concept(inference, IdFirstCalls)
+    assert calls.name_open == (Marker("<|tool_call:name|>"),)
+    assert calls.section_open == (Marker("<|tool_calls|>"),) and calls.content == "dropped"
+    results = _concept(inference, Results)
+    assert results.grouped and results.name_close == (Marker("<|tool_response:result|>"),)
+    assert results.id_close == (Marker("<|tool_response:name|>"),)
+    statuses = _statuses(inference)
+    assert all(status == "derived" for status, _ in statuses.values() if status != "dropped")
+    assert inference.format is not None
+    parsed = inference.format.parse(
+        "<|tool_calls|><|tool_call:begin|>a1b2c3d4e5<|tool_call:name|>f<|tool_call:args|>"
+        '{"city": "Paris"}<|tool_call:end|><|calls|>'
+    )
+    (called,) = parsed.message["tool_calls"]
+    assert called["id"] == "a1b2c3d4e5" and called["function"]["name"] == "f"
 
 
 def test_an_answer_fenced_on_both_sides_is_derived_from_command_a() -> None:

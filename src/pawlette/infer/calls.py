@@ -51,6 +51,7 @@ from ..declare import (
 from ..declare.pieces import text_of
 from ..engine.json_text import json_string
 from ..formats.chatml.xml import CallTextTrimmed
+from ..formats.solar.concepts import IdFirstCalls
 from .answers import AnswerShape, derive_answer_fence
 from .atoms import common_prefix, common_suffix, excerpt
 from .draft import Draft
@@ -581,10 +582,13 @@ def _named_calls(
     if arguments_at < 0:
         raise Underivable("the call's arguments come before its name")
     first = one[:name_at]
+    name_open: str | None = None
     if "Zi1qabcde" in first:
-        raise Underivable(
-            "the call's id is written before its name (needs concept: named calls led by their id)"
-        )
+        # The id before the name (Solar Open's ``<|tool_call:begin|>ID<|tool_call:name|>``):
+        # what comes between them opens the name, and is left out of the fences around calls.
+        first, name_open = first.split("Zi1qabcde", 1)
+        if not name_open.strip():
+            raise Underivable("no fence between a call's id and its name")
     middle = one[name_at + len("zq_alpha") : arguments_at]
     last = one[arguments_at + len(arguments) :]
     id_open: str | None = None
@@ -609,6 +613,11 @@ def _named_calls(
             parallel = False
         else:
             between = pair[end_first:next_at]
+            if name_open is not None:
+                led = "Zi2qabcde" + name_open
+                if not between.endswith(led):
+                    raise Underivable(f"two calls led by their ids are joined by {between!r}")
+                between = between[: -len(led)]
             section_open, opening, closing, separator, section_close = _split_fences(
                 probe, first, between, last
             )
@@ -619,6 +628,28 @@ def _named_calls(
         raise Underivable(
             f"no fence before the name ({opening!r}) or the arguments ({arguments_open!r})"
         )
+    if name_open is not None:
+        draft.concepts.append(
+            IdFirstCalls(
+                open=draft.fence(opening),
+                name_open=draft.fence(name_open),
+                arguments_open=draft.fence(arguments_open),
+                close=draft.fence(closing),
+                section_open=draft.fence(section_open),
+                section_close=draft.fence(section_close),
+                separator=draft.fence(separator),
+                text_separator=draft.fence(text_separator),
+                content=content,  # type: ignore[arg-type]
+                parallel=parallel,
+            )
+        )
+        draft.capability(
+            "tool calls",
+            "derived",
+            f"id, name then JSON arguments: {opening.strip()}ID{name_open.strip()}NAME"
+            f"{arguments_open.strip()}{{...}}",
+        )
+        return
     draft.concepts.append(
         NamedCalls(
             open=draft.fence(opening),

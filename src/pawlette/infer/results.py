@@ -106,11 +106,19 @@ def _derive(probe: Probe, draft: Draft) -> None:
             "the template writes each result as a user message (its role is lost)",
         )
         return
-    if "zq_alpha" in written:
+    before, after = written.split("Zt1q", 1)
+    name_close: str | None = None
+    if "zq_alpha" in before and "Zi1qabcde" in before.split("zq_alpha", 1)[0]:
+        # The called tool's name after the call's id (Solar Open's
+        # ``ID<|tool_response:name|>NAME<|tool_response:result|>``): what follows the name
+        # closes it, and is left out with the name wherever a result is read here.
+        before, name_close = before.split("zq_alpha", 1)
+        if not name_close.strip():
+            raise Underivable("no fence between a result's tool name and its text")
+    if "zq_alpha" in before + after:
         raise Underivable(
             "the template writes the tool's name with its result (needs concept: named results)"
         )
-    before, after = written.split("Zt1q", 1)
     json_text = _json_text(probe, [user, calls_one], before, after)
     if json_text:  # (the quotes are the text's, not the turn's)
         before, after = before[:-1], after[1:]
@@ -137,6 +145,8 @@ def _derive(probe: Probe, draft: Draft) -> None:
     added = _added(probe, [user, calls_two], [result_one, result_two])
     if id_after is not None:
         added = added.replace(id_after + "Zi1qabcde", "").replace(id_after + "Zi2qabcde", "")
+    if name_close is not None:
+        added = added.replace("zq_alpha" + name_close, "").replace("zq_beta" + name_close, "")
     pieces = Probe.cut(added, ["Zt1q", "Zt2q"], "two results")
     between = pieces[1][1:-1] if json_text else pieces[1]
     numbered = identifier is None and _numbered(draft)
@@ -219,6 +229,7 @@ def _derive(probe: Probe, draft: Draft) -> None:
             item_gap=draft.fence(gap),
             gap_ends_group=not gap,
             ids="positional" if numbered else "given",
+            name_close=None if name_close is None else draft.fence(name_close),
         )
     )
     _after_results(probe, draft, [user, calls_one, result_one])
@@ -235,6 +246,7 @@ def _derive(probe: Probe, draft: Draft) -> None:
             if identifier is not None
             else ""
         )
+        + (" and the tool's name" if name_close is not None else "")
         + (", with the call's id after its text" if id_after is not None else ""),
     )
 
