@@ -368,6 +368,7 @@ def _json_calls(
         raise Underivable(
             "calls are written as one JSON list (needs concept: calls as a JSON list)"
         )
+    lined: str | None = None
     if pair is None:
         parallel = False
         draft.capability(
@@ -385,15 +386,19 @@ def _json_calls(
             parallel, separator = False, ""
         else:
             between = pair[len(before) + len(written) : object_start]
-            if not between.startswith(after) or not between.endswith(before):
+            if between.strip() == "" and between and before.strip() and after.strip():
+                # Whitespace alone between two objects inside one opener and close
+                # (MiniMax M1's one a line): the objects are a list without brackets.
+                lined = between
+            elif not between.startswith(after) or not between.endswith(before):
                 raise Underivable(f"two calls are joined by {between!r}")
             separator = (
                 between[len(after) : len(between) - len(before)]
-                if len(between) >= len(after) + len(before)
+                if lined is None and len(between) >= len(after) + len(before)
                 else ""
             )
             parallel = True
-            _parallel(draft, separator)
+            _parallel(draft, between if lined is not None else separator)
     bare = not before.strip() and not after.strip()
     content, text_separator = _content(draft, with_text, empty, one)
     if content == "written" and text_separator != separator and bare is False:
@@ -404,6 +409,13 @@ def _json_calls(
                 f"text is separated from calls by {text_separator!r}, calls from each other by "
                 f"{separator!r}"
             )
+    if lined is not None:
+        roles = {
+            key: "name" if key == name_key else "id" if key == id_key else "arguments"
+            for key in keys
+        }
+        _listed_without_brackets(draft, before, after, lined, roles, content, text_separator)
+        return
     if content == "dropped":
         draft.capability(
             "text with tool calls",
@@ -431,6 +443,55 @@ def _json_calls(
         f"JSON objects {{{name_key!r}, {arguments_key!r}}}"
         + (" as the whole turn" if bare else f" in {before.strip()!r}")
         + (", the arguments as Python's repr" if printed == "repr" else ""),
+    )
+
+
+def _listed_without_brackets(
+    draft: Draft,
+    before: str,
+    after: str,
+    between: str,
+    keys: dict[str, str],
+    content: str,
+    text_separator: str,
+) -> None:
+    """Calls as JSON objects one after another, ``between`` them, inside ``before`` and
+    ``after``: a :class:`~pawlette.declare.JsonCallList` with no brackets.  ``keys``: each
+    key of a call's object, in the order written, with its role."""
+    roles = tuple((role, key) for key, role in keys.items())
+    # A list that drops the text beside it comes before whatever trims (and so writes) an
+    # assistant's text: the first concept that writes a text writes it.
+    at = next(
+        (
+            index
+            for index, concept in enumerate(draft.concepts)
+            if isinstance(concept, Trimmed) and content == "dropped"
+        ),
+        len(draft.concepts),
+    )
+    draft.concepts.insert(
+        at,
+        JsonCallList(
+            open=draft.fence(before),
+            close=draft.fence(after),
+            keys=roles,
+            text_separator=draft.fence(text_separator),
+            content=content,  # type: ignore[arg-type]
+            list_open="",
+            list_close="",
+            item_separator=between,
+        ),
+    )
+    if content == "dropped":
+        draft.capability(
+            "text with tool calls",
+            "dropped",
+            "the template does not write text beside calls (its loss is recorded)",
+        )
+    draft.capability(
+        "tool calls",
+        "derived",
+        f"JSON objects one after another, joined by {between!r}, in {before.strip()!r}",
     )
 
 
