@@ -61,6 +61,8 @@ def derive_answer_fence(
     turn = calls_text[start + len(lead) :]
     if turn.startswith(assistant.open) and turn.endswith(tail):
         return None  # framed as an answer is
+    if turn.startswith(assistant.open):
+        return _ends_inside(probe, draft, turn[len(assistant.open) :])
     try:
         before, after = probe.cut(answer_text[answer_text.find(u1) :], [u1, a1], "an answer")[1:]
     except Underivable:
@@ -95,6 +97,32 @@ def derive_answer_fence(
         return None  # (nothing tells an answer from calls where the text starts)
     _declare(draft, opener, end, shape)
     return shape
+
+
+def _ends_inside(probe: Probe, draft: Draft, body: str) -> AnswerShape | None:
+    """A turn of calls opened as an answer is that ends with the last part of the answer's
+    end, the first part written before its calls (Kimi K3's ``<|close|>response<|sep|>``
+    before its tools, ``<|close|>message<|sep|><|end_of_msg|>`` after them): the turn of
+    calls ends with its own end (:class:`~pawlette.declare.CallTurnEnd`), and the calls
+    start with the rest.  The shortest such end is taken."""
+    assistant = draft.frames["assistant"]
+    if assistant.after:
+        if not body.endswith(assistant.after):
+            return None
+        body = body[: -len(assistant.after)]
+    for concept in draft.concepts:
+        # (a turn without reasoning writes the block's stand-in first: Kimi K3's empty think)
+        if isinstance(concept, Reasoning) and body.startswith(text_of(concept.absent)):
+            body = body[len(text_of(concept.absent)) :]
+    atoms = probe.tokens.atoms(assistant.end)
+    for cut in range(len(atoms) - 1, 0, -1):
+        rest, end = "".join(atoms[:cut]), "".join(atoms[cut:])
+        if probe.tokens.is_special(atoms[cut]) and body.endswith(end) and body.startswith(rest):
+            shape = AnswerShape("", "", end)
+            assistant.also_end.append(end)
+            draft.concepts.append(CallTurnEnd(end=draft.fence(end)))
+            return shape
+    return None
 
 
 def _declare(draft: Draft, opener: str, end: str, shape: AnswerShape) -> None:

@@ -55,6 +55,7 @@ from ..formats.solar.concepts import IdFirstCalls
 from .answers import AnswerShape, derive_answer_fence
 from .atoms import common_prefix, common_suffix, excerpt
 from .draft import Draft
+from .family_calls import derive_family_calls
 from .probe import Probe, Underivable, call, message
 from .tools import PROBE_TOOLS
 
@@ -144,10 +145,30 @@ def derive_calls(probe: Probe, draft: Draft) -> None:
         )
         return
     calls.answer = derive_answer_fence(probe, draft, one)
+    if _family_calls(draft, calls):
+        return
     try:
         _derive(probe, draft, calls)
     except Underivable as error:
         draft.capability("tool calls", "not derived", str(error))
+
+
+def _family_calls(draft: Draft, calls: _Calls) -> bool:
+    """Whether the calls are a declared family's (:mod:`.family_calls`), now declared."""
+    try:
+        single = calls.body(calls.turn([calls.first]))
+        pair = calls.body(calls.turn([calls.first, calls.second]))
+        with_text = calls.body(calls.turn([calls.first], "Za1q"))
+        empty = calls.empty() or ""
+    except Underivable:
+        return False
+    if single is None or not single.startswith(empty):
+        return False
+    # (what a turn with no text writes, such as a reasoning block's stand-in, goes first)
+    single = single[len(empty) :]
+    pair = pair[len(empty) :] if pair is not None and pair.startswith(empty) else None
+    with_text = with_text[len(empty) :] if with_text is not None else None
+    return derive_family_calls(draft, single, pair, with_text, calls.first, calls.second)
 
 
 def _derive(probe: Probe, draft: Draft, calls: _Calls) -> None:
