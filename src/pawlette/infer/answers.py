@@ -62,7 +62,9 @@ def derive_answer_fence(
     if turn.startswith(assistant.open) and turn.endswith(tail):
         return None  # framed as an answer is
     if turn.startswith(assistant.open):
-        return _ends_inside(probe, draft, turn[len(assistant.open) :])
+        inside = _ends_inside(probe, draft, turn[len(assistant.open) :])
+        if inside is not None:
+            return inside
     try:
         before, after = probe.cut(answer_text[answer_text.find(u1) :], [u1, a1], "an answer")[1:]
     except Underivable:
