@@ -31,6 +31,7 @@ from ..declare.pieces import text_of
 from .atoms import common_prefix, common_suffix, excerpt
 from .calls import ALPHA, BETA, text_lead
 from .draft import Draft, FrameText
+from .family_results import derive_family_results
 from .probe import Probe, Underivable, call, message
 from .tools import PROBE_TOOLS, insertions
 
@@ -66,7 +67,11 @@ def derive_results(probe: Probe, draft: Draft) -> None:
     try:
         _derive(probe, draft)
     except Underivable as error:
-        draft.capability("tool results", "not derived", str(error))
+        base = probe.render(conversation[:2], list(PROBE_TOOLS))
+        written = probe.render(conversation, list(PROBE_TOOLS)) or ""
+        added = written[len(base) :] if base is not None and written.startswith(base) else ""
+        if not derive_family_results(probe, draft, added):
+            draft.capability("tool results", "not derived", str(error))
 
 
 def _render(probe: Probe, messages: list[dict[str, Any]], prompt: bool = False) -> str:
