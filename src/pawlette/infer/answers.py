@@ -13,6 +13,11 @@ answer's fences; a turn of one call shows where they stop:
   (after its text) is the answer's ``close``.  When they share nothing, the call turn ends
   with its own marker (its last special token: :class:`~pawlette.declare.CallTurnEnd`).
 
+A turn of calls opened as an answer is may instead end with the last part of the answer's
+end, the rest written before its calls (Kimi K3's ``<|close|>response<|sep|>``, then its
+tools, then ``<|close|>message<|sep|><|end_of_msg|>``): that last part is the turn's own end
+(``CallTurnEnd``), and the calls, derived next, start with the rest.
+
 Verification then holds the declaration to the template.
 """
 
