@@ -4,12 +4,15 @@ turns without an opener or an end, openers after a given turn, reasoning a promp
 names outside the arguments, tag calls typed by schema, one JSON array of calls, bare calls
 joined as the whole turn (a turn's text written in their place), one bare JSON array as the
 whole turn (and a default system text that differs when there are tools), calls opened and
-never closed, JSON objects listed without brackets.  The
+never closed, JSON objects listed without brackets, an answer fenced apart from a turn of calls
+that ends otherwise.  The
 cross-artifact tests (:mod:`.test_cross_artifacts`) check every artifact of each."""
 
 from __future__ import annotations
 
 from pawlette.declare import (
+    AnswerFence,
+    CallTurnEnd,
     Frame,
     JsonCallList,
     JsonCalls,
@@ -206,4 +209,41 @@ UNBRACKETED = Layout(
     ),
 )
 
-LAYOUTS = (IMPLICIT, OPEN_ENDED, TAGGED, LISTED, JOINED, BARE_LISTED, OPENED, UNBRACKETED)
+ANSWERED = Layout(
+    name="user-answered",
+    summary="an answer's text fenced, a turn of calls fenced otherwise and ended by its own marker",
+    frames={
+        role: Frame(open=fence(M(f"<{role}>")), end=fence(M("<end>")), after=fence("\n"))
+        for role in ("system", "user", "tool")
+    }
+    | {
+        "assistant": Frame(
+            open=fence(M("<assistant>")),
+            end=fence(M("<end>")),
+            after=fence("\n"),
+            also_end=(fence(M("<called>")),),
+        )
+    },
+    concepts=(
+        SystemPrompt(),
+        _tools(),
+        # Command A's and Solar Open's: <assistant><text>TEXT</text><end> for an answer,
+        # <assistant><action>[...]</action><called> for a turn of calls (its text dropped).
+        AnswerFence(open=fence(M("<text>")), close=fence(M("</text>"))),
+        JsonCallList(open=fence(M("<action>")), close=fence(M("</action>")), content="dropped"),
+        CallTurnEnd(end=fence(M("<called>"))),
+        Results(),
+    ),
+)
+
+LAYOUTS = (
+    IMPLICIT,
+    OPEN_ENDED,
+    TAGGED,
+    LISTED,
+    JOINED,
+    BARE_LISTED,
+    OPENED,
+    UNBRACKETED,
+    ANSWERED,
+)

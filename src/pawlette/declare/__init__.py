@@ -26,6 +26,7 @@ from typing import Any
 
 from ..engine.lexer import marker_pattern
 from ..format import Format
+from .answer_fence import AnswerFence
 from .call_list import JsonCallList
 from .call_turn_end import CallTurnEnd
 from .checks import Alternation
@@ -55,6 +56,7 @@ from .xml_calls import XmlCalls
 
 __all__ = [
     "Alternation",
+    "AnswerFence",
     "CallTurnEnd",
     "Concept",
     "ConversationEnd",

@@ -51,8 +51,11 @@ from ..declare import (
 from ..declare.pieces import text_of
 from ..engine.json_text import json_string
 from ..formats.chatml.xml import CallTextTrimmed
+from ..formats.solar.concepts import IdFirstCalls
+from .answers import AnswerShape, derive_answer_fence
 from .atoms import common_prefix, common_suffix, excerpt
 from .draft import Draft
+from .family_calls import derive_family_calls
 from .probe import Probe, Underivable, call, message
 from .tools import PROBE_TOOLS
 
@@ -72,6 +75,8 @@ class _Calls:
         self.first = call("Zi1qabcde", "zq_alpha", ALPHA)
         self.second = call("Zi2qabcde", "zq_beta", BETA)
         self.both = call("Zi1qabcde", "zq_alpha", TWO)
+        self.answer: AnswerShape | None = None
+        """What an answer writes that a turn of calls does not (:mod:`.answers`)."""
 
     def turn(self, calls: list[dict[str, Any]], content: str | None = None) -> list[dict[str, Any]]:
         u1 = self.probe.sentinel("u", 1)
@@ -90,6 +95,9 @@ class _Calls:
         start = text.find(u1)
         lead = u1 + user.end + user.after + assistant.open
         tail = assistant.end + assistant.after
+        called = bool(messages[-1].get("tool_calls"))
+        if self.answer is not None and called and self.answer.call_end:
+            tail = self.answer.call_end + assistant.after
         if start < 0 or not text.startswith(lead, start) or not text.endswith(tail):
             tokens = self.probe.tokens
             found = text[start + len(u1) :] if start >= 0 else text
@@ -98,7 +106,13 @@ class _Calls:
                 f"template writes {excerpt(tokens, found, 160)}, where an assistant turn is "
                 f"{excerpt(tokens, lead[len(u1) :])}, its text, then {excerpt(tokens, tail)}"
             )
-        return text[start + len(lead) : len(text) - len(tail)]
+        found = text[start + len(lead) : len(text) - len(tail)]
+        if self.answer is not None and not called:
+            # (an answer's own fences are not part of what a turn of calls is compared with)
+            found = found.removeprefix(self.answer.open)
+            if self.answer.close and found.endswith(self.answer.close):
+                found = found[: -len(self.answer.close)]
+        return found
 
     def empty(self) -> str | None:
         """The body of an assistant turn with no text: given an empty list of calls, or
@@ -130,15 +144,41 @@ def derive_calls(probe: Probe, draft: Draft) -> None:
             f"the template refuses a turn of calls ({probe.refusal(one, list(PROBE_TOOLS))[:120]})",
         )
         return
+    calls.answer = derive_answer_fence(probe, draft, one)
+    if _family_calls(draft, calls):
+        return
     try:
         _derive(probe, draft, calls)
     except Underivable as error:
         draft.capability("tool calls", "not derived", str(error))
 
 
+def _family_calls(draft: Draft, calls: _Calls) -> bool:
+    """Whether the calls are a declared family's (:mod:`.family_calls`), now declared."""
+    try:
+        single = calls.body(calls.turn([calls.first]))
+        pair = calls.body(calls.turn([calls.first, calls.second]))
+        with_text = calls.body(calls.turn([calls.first], "Za1q"))
+        empty = calls.empty() or ""
+    except Underivable:
+        return False
+    if single is None or not single.startswith(empty):
+        return False
+    # (what a turn with no text writes, such as a reasoning block's stand-in, goes first)
+    single = single[len(empty) :]
+    pair = pair[len(empty) :] if pair is not None and pair.startswith(empty) else None
+    with_text = with_text[len(empty) :] if with_text is not None else None
+    return derive_family_calls(draft, single, pair, with_text, calls.first, calls.second)
+
+
 def _derive(probe: Probe, draft: Draft, calls: _Calls) -> None:
-    empty = calls.empty()
     single = calls.body(calls.turn([calls.first]))
+    try:
+        empty = calls.empty()
+    except Underivable:
+        # A turn with no text framed otherwise than an answer (Seed-OSS writes an empty last
+        # turn as a bare opener): the calls are taken to be the whole body, as below.
+        empty = None
     if empty is None and single is not None:
         # The template refuses an assistant turn with nothing in it (Ministral 3's): the
         # calls are taken to be the whole body, which verification then holds to.
@@ -349,6 +389,7 @@ def _json_calls(
         raise Underivable(
             "calls are written as one JSON list (needs concept: calls as a JSON list)"
         )
+    lined: str | None = None
     if pair is None:
         parallel = False
         draft.capability(
@@ -366,15 +407,19 @@ def _json_calls(
             parallel, separator = False, ""
         else:
             between = pair[len(before) + len(written) : object_start]
-            if not between.startswith(after) or not between.endswith(before):
+            if between.strip() == "" and between and before.strip() and after.strip():
+                # Whitespace alone between two objects inside one opener and close
+                # (MiniMax M1's one a line): the objects are a list without brackets.
+                lined = between
+            elif not between.startswith(after) or not between.endswith(before):
                 raise Underivable(f"two calls are joined by {between!r}")
             separator = (
                 between[len(after) : len(between) - len(before)]
-                if len(between) >= len(after) + len(before)
+                if lined is None and len(between) >= len(after) + len(before)
                 else ""
             )
             parallel = True
-            _parallel(draft, separator)
+            _parallel(draft, between if lined is not None else separator)
     bare = not before.strip() and not after.strip()
     content, text_separator = _content(draft, with_text, empty, one)
     if content == "written" and text_separator != separator and bare is False:
@@ -385,6 +430,13 @@ def _json_calls(
                 f"text is separated from calls by {text_separator!r}, calls from each other by "
                 f"{separator!r}"
             )
+    if lined is not None:
+        roles = {
+            key: "name" if key == name_key else "id" if key == id_key else "arguments"
+            for key in keys
+        }
+        _listed_without_brackets(draft, before, after, lined, roles, content, text_separator)
+        return
     if content == "dropped":
         draft.capability(
             "text with tool calls",
@@ -415,6 +467,55 @@ def _json_calls(
     )
 
 
+def _listed_without_brackets(
+    draft: Draft,
+    before: str,
+    after: str,
+    between: str,
+    keys: dict[str, str],
+    content: str,
+    text_separator: str,
+) -> None:
+    """Calls as JSON objects one after another, ``between`` them, inside ``before`` and
+    ``after``: a :class:`~pawlette.declare.JsonCallList` with no brackets.  ``keys``: each
+    key of a call's object, in the order written, with its role."""
+    roles = tuple((role, key) for key, role in keys.items())
+    # A list that drops the text beside it comes before whatever trims (and so writes) an
+    # assistant's text: the first concept that writes a text writes it.
+    at = next(
+        (
+            index
+            for index, concept in enumerate(draft.concepts)
+            if isinstance(concept, Trimmed) and content == "dropped"
+        ),
+        len(draft.concepts),
+    )
+    draft.concepts.insert(
+        at,
+        JsonCallList(
+            open=draft.fence(before),
+            close=draft.fence(after),
+            keys=roles,
+            text_separator=draft.fence(text_separator),
+            content=content,  # type: ignore[arg-type]
+            list_open="",
+            list_close="",
+            item_separator=between,
+        ),
+    )
+    if content == "dropped":
+        draft.capability(
+            "text with tool calls",
+            "dropped",
+            "the template does not write text beside calls (its loss is recorded)",
+        )
+    draft.capability(
+        "tool calls",
+        "derived",
+        f"JSON objects one after another, joined by {between!r}, in {before.strip()!r}",
+    )
+
+
 _ROLES = {"zq_alpha": "name", "Zi1qabcde": "id"}
 """The probe call's values, by the role of the key that holds them (the arguments aside)."""
 
@@ -439,8 +540,13 @@ def _json_call_list(
             "concept: a call list whose arguments are printed objects)"
         )
     keys: list[tuple[str, str]] = []
+    positional = False
     for key, held in value.items():
         role = "arguments" if held == ALPHA else _ROLES.get(held) if isinstance(held, str) else None
+        if role is None and held == "0" and not any(known == "id" for known, _ in keys):
+            # The call's position among the conversation's calls in place of its id
+            # (Cohere's templates renumber calls so): verification holds it to the template.
+            role, positional = "id", True
         if role is None:
             raise Underivable(
                 f"a call in a JSON array holds the key {key!r} besides its name, arguments and id"
@@ -451,7 +557,8 @@ def _json_call_list(
     concept = None
     for separators in ((", ", ": "), (",", ":"), (",", ": "), (", ", ":")):
         candidate = JsonCallList(open=(), keys=tuple(keys), separators=separators)
-        if candidate.item("zq_alpha", "Zi1qabcde", json_string(ALPHA)) == written:
+        identifier = "0" if positional else "Zi1qabcde"
+        if candidate.item("zq_alpha", identifier, json_string(ALPHA)) == written:
             concept = candidate
             break
     if concept is None:
@@ -508,10 +615,13 @@ def _json_call_list(
             text_separator=draft.fence(text_separator),
             content=content,  # type: ignore[arg-type]
             parallel=parallel,
-            id_pattern="[A-Za-z0-9]{9}" if has_id and _ids_checked(probe, calls) else None,
+            id_pattern="[A-Za-z0-9]{9}"
+            if has_id and not positional and _ids_checked(probe, calls)
+            else None,
             list_open=list_open,
             list_close=list_close,
             item_separator=item_separator,
+            ids="positional" if positional else "given",
         )
     )
     draft.capability(
@@ -554,6 +664,13 @@ def _named_calls(
     if arguments_at < 0:
         raise Underivable("the call's arguments come before its name")
     first = one[:name_at]
+    name_open: str | None = None
+    if "Zi1qabcde" in first:
+        # The id before the name (Solar Open's ``<|tool_call:begin|>ID<|tool_call:name|>``):
+        # what comes between them opens the name, and is left out of the fences around calls.
+        first, name_open = first.split("Zi1qabcde", 1)
+        if not name_open.strip():
+            raise Underivable("no fence between a call's id and its name")
     middle = one[name_at + len("zq_alpha") : arguments_at]
     last = one[arguments_at + len(arguments) :]
     id_open: str | None = None
@@ -578,6 +695,11 @@ def _named_calls(
             parallel = False
         else:
             between = pair[end_first:next_at]
+            if name_open is not None:
+                led = "Zi2qabcde" + name_open
+                if not between.endswith(led):
+                    raise Underivable(f"two calls led by their ids are joined by {between!r}")
+                between = between[: -len(led)]
             section_open, opening, closing, separator, section_close = _split_fences(
                 probe, first, between, last
             )
@@ -588,6 +710,28 @@ def _named_calls(
         raise Underivable(
             f"no fence before the name ({opening!r}) or the arguments ({arguments_open!r})"
         )
+    if name_open is not None:
+        draft.concepts.append(
+            IdFirstCalls(
+                open=draft.fence(opening),
+                name_open=draft.fence(name_open),
+                arguments_open=draft.fence(arguments_open),
+                close=draft.fence(closing),
+                section_open=draft.fence(section_open),
+                section_close=draft.fence(section_close),
+                separator=draft.fence(separator),
+                text_separator=draft.fence(text_separator),
+                content=content,  # type: ignore[arg-type]
+                parallel=parallel,
+            )
+        )
+        draft.capability(
+            "tool calls",
+            "derived",
+            f"id, name then JSON arguments: {opening.strip()}ID{name_open.strip()}NAME"
+            f"{arguments_open.strip()}{{...}}",
+        )
+        return
     draft.concepts.append(
         NamedCalls(
             open=draft.fence(opening),

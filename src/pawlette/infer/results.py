@@ -18,11 +18,20 @@ import dataclasses
 import json
 from typing import Any
 
-from ..declare import GapAfterResults, Reasoning, Results, ResultsAsUser, UnwrittenResults
+from ..declare import (
+    AnswerFence,
+    GapAfterResults,
+    JsonCallList,
+    Reasoning,
+    Results,
+    ResultsAsUser,
+    UnwrittenResults,
+)
 from ..declare.pieces import text_of
 from .atoms import common_prefix, common_suffix, excerpt
 from .calls import ALPHA, BETA, text_lead
 from .draft import Draft, FrameText
+from .family_results import derive_family_results
 from .probe import Probe, Underivable, call, message
 from .tools import PROBE_TOOLS, insertions
 
@@ -58,7 +67,11 @@ def derive_results(probe: Probe, draft: Draft) -> None:
     try:
         _derive(probe, draft)
     except Underivable as error:
-        draft.capability("tool results", "not derived", str(error))
+        base = probe.render(conversation[:2], list(PROBE_TOOLS))
+        written = probe.render(conversation, list(PROBE_TOOLS)) or ""
+        added = written[len(base) :] if base is not None and written.startswith(base) else ""
+        if not derive_family_results(probe, draft, added):
+            draft.capability("tool results", "not derived", str(error))
 
 
 def _render(probe: Probe, messages: list[dict[str, Any]], prompt: bool = False) -> str:
@@ -98,11 +111,19 @@ def _derive(probe: Probe, draft: Draft) -> None:
             "the template writes each result as a user message (its role is lost)",
         )
         return
-    if "zq_alpha" in written:
+    before, after = written.split("Zt1q", 1)
+    name_close: str | None = None
+    if "zq_alpha" in before and "Zi1qabcde" in before.split("zq_alpha", 1)[0]:
+        # The called tool's name after the call's id (Solar Open's
+        # ``ID<|tool_response:name|>NAME<|tool_response:result|>``): what follows the name
+        # closes it, and is left out with the name wherever a result is read here.
+        before, name_close = before.split("zq_alpha", 1)
+        if not name_close.strip():
+            raise Underivable("no fence between a result's tool name and its text")
+    if "zq_alpha" in before + after:
         raise Underivable(
             "the template writes the tool's name with its result (needs concept: named results)"
         )
-    before, after = written.split("Zt1q", 1)
     json_text = _json_text(probe, [user, calls_one], before, after)
     if json_text:  # (the quotes are the text's, not the turn's)
         before, after = before[:-1], after[1:]
@@ -129,12 +150,41 @@ def _derive(probe: Probe, draft: Draft) -> None:
     added = _added(probe, [user, calls_two], [result_one, result_two])
     if id_after is not None:
         added = added.replace(id_after + "Zi1qabcde", "").replace(id_after + "Zi2qabcde", "")
+    if name_close is not None:
+        added = added.replace("zq_alpha" + name_close, "").replace("zq_beta" + name_close, "")
     pieces = Probe.cut(added, ["Zt1q", "Zt2q"], "two results")
     between = pieces[1][1:-1] if json_text else pieces[1]
+    numbered = identifier is None and _numbered(draft)
+    if numbered:
+        # Calls numbered by position (Command A's): a result writes its call's position
+        # where an id goes, the one place the first result's opening and the second's
+        # differ ("0", "1").  Read as an id there, the rest is derived as for ids.
+        shared = common_suffix(probe.tokens, before, between)
+        head, next_head = before[: len(before) - len(shared)], between[: len(between) - len(shared)]
+        if not (shared and head.endswith("0") and next_head.endswith("1")):
+            raise Underivable(
+                "the template does not write a result's call position where calls numbered by "
+                "position lead it to (needs concept)"
+            )
+        opening, identifier = head[:-1], shared
+        before = opening + "Zi1qabcde" + shared
+        between = next_head[:-1] + "Zi2qabcde" + shared
     item_open = item_close = gap = ""
     grouped = False
     if between == after + before.replace("Zi1qabcde", "Zi2qabcde"):
         pass  # a turn each
+    elif identifier is not None:
+        # Grouped, each result led by its call's id: after the first, the gap between
+        # results comes before the id (Command A's ``,\n    {..."tool_call_id": "``).
+        grouped = True
+        ahead = between[: between.find("Zi2qabcde")]
+        item_close = common_prefix(probe.tokens, ahead, after)
+        gap = ahead[len(item_close) :]
+        if not item_close or not gap or "Zi2qabcde" not in between:
+            raise Underivable(
+                f"two results are joined by {between!r} (needs concept: grouped results with "
+                "call ids of this shape)"
+            )
     else:
         grouped = True
         next_before = before.replace("Zi1qabcde", "Zi2qabcde")
@@ -150,8 +200,6 @@ def _derive(probe: Probe, draft: Draft) -> None:
                 f"two results are joined by {between!r} (needs concept: grouped results of this "
                 "shape)"
             )
-        if identifier is not None:
-            raise Underivable("grouped results with call ids (needs concept)")
         opening = (
             opening[: len(opening) - len(item_open)] if opening.endswith(item_open) else opening
         )
@@ -185,6 +233,8 @@ def _derive(probe: Probe, draft: Draft) -> None:
             id_after=None if id_after is None else draft.fence(id_after),
             item_gap=draft.fence(gap),
             gap_ends_group=not gap,
+            ids="positional" if numbered else "given",
+            name_close=None if name_close is None else draft.fence(name_close),
         )
     )
     _after_results(probe, draft, [user, calls_one, result_one])
@@ -194,8 +244,23 @@ def _derive(probe: Probe, draft: Draft) -> None:
         "tool results",
         "derived",
         how
-        + (", with the call's id" if identifier is not None else "")
+        + (
+            ", with the call's position among the calls"
+            if numbered
+            else ", with the call's id"
+            if identifier is not None
+            else ""
+        )
+        + (" and the tool's name" if name_close is not None else "")
         + (", with the call's id after its text" if id_after is not None else ""),
+    )
+
+
+def _numbered(draft: Draft) -> bool:
+    """Whether the calls derived are numbered by position where their ids go."""
+    return any(
+        isinstance(concept, JsonCallList) and concept.ids == "positional"
+        for concept in draft.concepts
     )
 
 
@@ -313,6 +378,9 @@ def _after_results(probe: Probe, draft: Draft, messages: list[dict[str, Any]]) -
     lead = text_lead(draft)  # (written before any text: not the opener's)
     if lead and opening.endswith(lead):
         opening = opening[: -len(lead)]
+    for concept in draft.concepts:
+        if isinstance(concept, AnswerFence) and opening.endswith(text_of(concept.open)):
+            opening = opening[: -len(text_of(concept.open))]  # (the answer's, not the opener's)
     absent = ""
     for concept in draft.concepts:
         if isinstance(concept, Reasoning):

@@ -1,0 +1,95 @@
+"""Calls written as a declared family writes them, in a syntax no generic concept reads.
+
+Each candidate is a family's calls concept with its section fences left open: it writes the
+probe calls alone, and where a turn of calls holds exactly that text (between fences found
+around it, one call and two alike), the concept is declared with those fences.  Kimi K3's
+tagged calls are one: ``<|open|>call tool="NAME" index="1"<|sep|>`` then a tag per
+argument typed by its value, numbered per turn (no generic concept numbers calls so).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..declare import Frame, Layout, Marker, declare, fence
+from ..declare.concept import Concept
+from ..declare.pieces import Fence
+from ..errors import PawletteError
+from ..formats.kimi.k3 import TaggedCalls
+from .draft import Draft
+
+__all__ = ["derive_family_calls"]
+
+Make = Callable[[Fence, Fence], Concept]
+
+CANDIDATES: tuple[tuple[str, Make], ...] = (
+    (
+        "tagged calls (Kimi K3)",
+        lambda section_open, section_close: TaggedCalls(section_open, section_close),
+    ),
+)
+"""The families' calls concepts inference tries, by name, each made from its section fences."""
+
+_OPEN, _CLOSE = Marker("<zq_open>"), Marker("<zq_close>")
+
+
+def _written(make: Make, calls: list[dict[str, Any]]) -> str | None:
+    """What the concept writes for ``calls`` alone (None: it refuses them)."""
+    frame = {
+        "user": Frame(open=fence(Marker("<zq_user>")), end=fence(Marker("</zq_user>"))),
+        "assistant": Frame(open=fence(Marker("<zq_turn>")), end=fence(Marker("</zq_turn>"))),
+    }
+    try:
+        fmt = declare(
+            Layout(
+                name="probe-calls",
+                summary="a family's calls alone",
+                frames=frame,
+                concepts=(make(fence(_OPEN), fence(_CLOSE)),),
+            )
+        )
+        text = fmt.render(
+            [{"role": "user", "content": "u"}, {"role": "assistant", "tool_calls": calls}]
+        ).text
+    except (PawletteError, TypeError, ValueError, LookupError):
+        return None
+    start, end = text.find(_OPEN.text), text.rfind(_CLOSE.text)
+    return None if start < 0 or end < 0 else text[start + len(_OPEN.text) : end]
+
+
+def derive_family_calls(
+    draft: Draft,
+    single: str,
+    pair: str | None,
+    with_text: str | None,
+    first: dict[str, Any],
+    second: dict[str, Any],
+) -> bool:
+    """Declare the first candidate whose calls the turn of one call (``single``, its body)
+    and of two (``pair``) hold; whether one was."""
+    for name, make in CANDIDATES:
+        items = _written(make, [first])
+        if not items or single.count(items) != 1:
+            continue
+        at = single.find(items)
+        section_open, section_close = single[:at], single[at + len(items) :]
+        both = _written(make, [first, second])
+        if pair is not None and (both is None or pair != section_open + both + section_close):
+            continue
+        if not section_open or (with_text is not None and with_text != "Za1q" + single):
+            continue  # (reading needs a fence where calls start; the text goes before them)
+        draft.concepts.append(make(draft.fence(section_open), draft.fence(section_close)))
+        if pair is not None:
+            draft.capability("parallel tool calls", "derived", "calls written one after another")
+        else:
+            draft.capability(
+                "parallel tool calls", "refused", "the template refuses several calls in a turn"
+            )
+        if with_text is not None:
+            draft.capability(
+                "text with tool calls", "derived", "the text is written before the calls"
+            )
+        draft.capability("tool calls", "derived", f"{name}, in {section_open!r}")
+        return True
+    return False
