@@ -281,8 +281,9 @@ def test_verify_checks_a_format_against_a_template_file(tmp_path: Path) -> None:
     assert result.returncode == 1, result.stderr
     lines = result.stdout.splitlines()
     assert lines[0].startswith("wrong: 0/7 renders identical; 7 unexplained differences")
-    assert lines[1] == "unexplained differences:"
-    assert "the declaration wrote '" in lines[2] and "<|im_end|>\\n\\n<|im_start|>" in lines[2]
+    assert lines[1].startswith("own turns: ")
+    assert lines[2] == "unexplained differences:"
+    assert "the declaration wrote '" in lines[3] and "<|im_end|>\\n\\n<|im_start|>" in lines[3]
     assert lines[-1] == "  ... and 4 more"
 
 
