@@ -37,9 +37,11 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..declare import Layout, PromptAlways, Reasoning, layout_of
+from ..declare.content import trim_of_loss
 from ..declare.pieces import text_of
 from ..errors import RequestError
 from ..format import Format
+from .fields import trimmed
 
 __all__ = [
     "Normalise",
@@ -50,6 +52,7 @@ __all__ = [
     "canonical_message",
     "first_difference",
     "own_turns",
+    "trimmed_as_lost",
 ]
 
 WINDOW = 40
@@ -405,13 +408,38 @@ def losses_of(fmt: Format, messages: Sequence[Mapping[str, Any]], tools: Any) ->
     )
 
 
+def trimmed_as_lost(text: str, field: str, what: str, reasoning_trim: str = "") -> str | None:
+    """``text`` trimmed as the loss ``what`` (of ``field``) says it was written: a
+    :class:`~pawlette.declare.Trimmed` loss on its side and characters, a
+    :class:`~pawlette.declare.Reasoning` one ("trimmed at its start", "trimmed at its ends")
+    with ``reasoning_trim``, its characters (all whitespace when empty); None: ``what`` says
+    no trim of that kind.
+
+    >>> trimmed_as_lost("\n a \n", "content", "newlines at its start trimmed")
+    ' a \n'
+    """
+    trim = trim_of_loss(what) if field == "content" else None
+    if trim is not None:
+        return trimmed(text, *trim)
+    if what == "trimmed at its start":
+        return text.lstrip(reasoning_trim or None)
+    if what == "trimmed at its ends":
+        return text.strip(reasoning_trim or None)
+    return None
+
+
 def _equal_but_lost(
-    losses: Iterable[str], expected: Mapping[str, Any], found: Mapping[str, Any]
+    losses: Iterable[str],
+    expected: Mapping[str, Any],
+    found: Mapping[str, Any],
+    reasoning_trim: str = "",
 ) -> bool:
     """Whether ``found`` is ``expected`` but for what ``losses`` (the format's, for this
-    message) say it does not write: a field trimmed compares trimmed, a field "read back as"
-    another is compared as that one, a call not written is not compared, a field dropped is
-    not compared, a message not written at all is not compared."""
+    message) say it does not write: a field trimmed compares trimmed as the loss says (see
+    :func:`trimmed_as_lost`; another loss saying "trimmed" or "removed" compares both sides
+    stripped), a field "read back as" another is compared as that one, a call not written
+    is not compared, a field dropped is not compared, a message not written at all is not
+    compared."""
     expected, found = dict(expected), dict(found)
     mine = []
     dropped_calls: set[int] = set()
@@ -450,10 +478,16 @@ def _equal_but_lost(
     for path, why in mine:
         if re.search(r"read back as \w+", why):
             continue  # moved once the rest is done
-        if ("trimmed" in why or "removed" in why) and isinstance(expected.get(path), str):
-            trimmed = expected.pop(path).strip()
-            if trimmed:
-                expected[path] = trimmed
+        text = expected.get(path)
+        exact = trimmed_as_lost(text, path, why, reasoning_trim) if isinstance(text, str) else None
+        if exact is not None:
+            expected.pop(path)
+            if exact:
+                expected[path] = exact
+        elif ("trimmed" in why or "removed" in why) and isinstance(text, str):
+            expected.pop(path)
+            if text.strip():
+                expected[path] = text.strip()
             if isinstance(found.get(path), str):
                 found[path] = found[path].strip()
         else:
@@ -489,6 +523,7 @@ def own_turns(
     opener: str | None = None,
     prompt_tail: str | None = None,
     stand_in: str | None = None,
+    read_whole: bool = False,
 ) -> TurnReport:
     """Parse every assistant turn of ``conversations``, as the template (``render``) writes
     it, with ``fmt.parse`` (see the module).
@@ -505,9 +540,15 @@ def own_turns(
     turn does not hold: the turn is cut after the prompt without it, and read after that
     shorter prompt) and ``stand_in`` (what the template's past turns write in its place: the
     model writes after the whole prompt, so its text is the turn's after the stand-in).
+    ``read_whole``: a turn none of these cut out is read as the format reads the whole
+    conversation through it (its last assistant message), not counted as not cut out
+    (inference's check: a prompt that opens what the template's own turn rewrites).
     """
     total = parsed_back = lost = 0
     problems: list[TurnDifference] = []
+    layout = layout_of(fmt)
+    reasoning = layout.concept(Reasoning) if isinstance(layout, Layout) else None
+    reasoning_trim = "" if reasoning is None else reasoning.trim
     for conversation in conversations:
         messages = conversation.messages
         tools = conversation.tools
@@ -535,6 +576,8 @@ def own_turns(
                 after.text,
                 _Cut(opener, prompt_tail, stand_in) if not declared else None,
             )
+            if cut is None and read_whole:
+                cut = (after.text, "")
             if cut is None:
                 problems.append(
                     TurnDifference(
@@ -549,9 +592,12 @@ def own_turns(
                 continue
             turn_text, prompt_text = cut
             try:
-                # Read knowing the prompt, as llama.cpp does (a prompt that opened a
-                # reasoning block leaves the model inside it; one after results does not).
-                parsed = fmt.parse(turn_text, tools=tools, prompt=prompt_text).message
+                if not prompt_text:  # (read_whole) the conversation's last assistant message
+                    parsed = _last_assistant(fmt, turn_text)
+                else:
+                    # Read knowing the prompt, as llama.cpp does (a prompt that opened a
+                    # reasoning block leaves the model inside it; one after results does not).
+                    parsed = fmt.parse(turn_text, tools=tools, prompt=prompt_text).message
             except Exception as error:  # strict=False should not raise: reported, not hidden
                 problems.append(
                     TurnDifference(
@@ -572,7 +618,7 @@ def own_turns(
             expected = canonical_message(wanted, ids=ids)
             found = canonical_message(parsed, ids=ids)
             readings = [found]
-            ended = _up_to_stop(fmt, turn_text) if declared else turn_text
+            ended = _up_to_stop(fmt, turn_text) if declared and prompt_text else turn_text
             if ended != turn_text and expected != found:
                 # The model stops at the format's stop text: a template that writes more
                 # after it in the same turn (DeepSeek R1's distills write an empty answer
@@ -593,7 +639,9 @@ def own_turns(
                 parsed_back += 1
                 continue
             losses = losses_of(fmt, messages[: index + 1], tools) if within_losses else ()
-            if losses and any(_equal_but_lost(losses, expected, item) for item in readings):
+            if losses and any(
+                _equal_but_lost(losses, expected, item, reasoning_trim) for item in readings
+            ):
                 parsed_back += 1
                 lost += 1
                 continue
@@ -617,6 +665,13 @@ def own_turns(
         problems=tuple(problems),
         within_losses=lost,
     )
+
+
+def _last_assistant(fmt: Format, text: str) -> dict[str, Any]:
+    """The last assistant message of the conversation ``text`` (``{}``: none)."""
+    messages = fmt.parse_conversation(text).messages
+    found = [message for message in messages if message.get("role") == "assistant"]
+    return dict(found[-1]) if found else {}
 
 
 def _writes(fmt: Format, messages: Sequence[Mapping[str, Any]], tools: Any) -> bool:
