@@ -17,7 +17,11 @@ stand-in for it (DeepSeek V3.2's ``</think>`` for ``<think></think>``) the model
 follows the stand-in; a render whose text before the opener differs (Hermes writes a newline
 after a result only when a message follows) is cut after its last opener.  A turn none of
 these cut out is counted as *not cut out* (the template's renders give no text of its own to
-read), as is a turn of a conversation the template refuses: neither is a failure to read.
+read), as is a turn of a conversation the template refuses or (``declared``) the format
+refuses: none is a failure to read.  With ``declared``, a turn the template writes on past
+the format's stop text is also read up to that stop, as a model stops there, and what
+follows it as turns of their own (the Qwen R1 distill writes a turn's text after its calls,
+as an answer of its own).
 
 The message is compared as the format declares it gives it back: with ``within_losses``, what
 the format's render of the conversation reports it loses in that message
@@ -415,8 +419,8 @@ def trimmed_as_lost(text: str, field: str, what: str, reasoning_trim: str = "") 
     with ``reasoning_trim``, its characters (all whitespace when empty); None: ``what`` says
     no trim of that kind.
 
-    >>> trimmed_as_lost("\n a \n", "content", "newlines at its start trimmed")
-    ' a \n'
+    >>> trimmed_as_lost(" a. ", "content", "whitespace at its end trimmed")
+    ' a.'
     """
     trim = trim_of_loss(what) if field == "content" else None
     if trim is not None:
