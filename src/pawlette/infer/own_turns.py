@@ -579,6 +579,7 @@ def own_turns(
                 before.text,
                 after.text,
                 _Cut(opener, prompt_tail, stand_in) if not declared else None,
+                message,
             )
             if cut is None and read_whole:
                 cut = (after.text, "")
@@ -705,10 +706,12 @@ def _cut_turn(
     before: str,
     after: str,
     given: _Cut | None,
+    turn: Mapping[str, Any] | None = None,
 ) -> tuple[str, str] | None:
     """The turn's own text and the prompt it follows: the prompt render where it begins the
     turn render; else cut off a prompt the format writes after every render; else cut as
-    ``given`` says, or (None) in each of the ways the format declares."""
+    ``given`` says, or (None) in each of the ways the format declares (``turn``: the
+    message, to check a cut after the last opener against the turn the format writes)."""
     always = always_prompt(fmt, messages, tools)
     if always is not None:
         return _cut_always_prompt(before, after, *always)
@@ -716,6 +719,31 @@ def _cut_turn(
         return after[len(before) :], before
     for cut in [given] if given is not None else _declared_cuts(fmt, messages, tools):
         found = _cut(before, after, cut)
-        if found is not None:
-            return found
+        if found is None:
+            continue
+        if given is None and cut.opener and turn is not None:
+            # The turn as the declaration writes it ends the render and holds more than the
+            # text after the last opener (harmony's analysis message before its answer):
+            # that opener is not the turn's.
+            own = _written_turn(fmt, [*messages, turn], tools)
+            if (
+                own is not None
+                and after.endswith(own)
+                and len(own) > len(cut.opener) + len(found[0])
+            ):
+                continue
+        return found
     return None
+
+
+def _written_turn(fmt: Format, messages: Sequence[Mapping[str, Any]], tools: Any) -> str | None:
+    """The text the format writes for the last of ``messages`` (None: it refuses them)."""
+    request: dict[str, Any] = {"messages": list(messages)}
+    if tools:
+        request["tools"] = tools
+    try:
+        segments = fmt.render(request).segments
+    except Exception:  # refused: nothing to compare the cut with
+        return None
+    index = len(messages) - 1
+    return "".join(segment.text for segment in segments if segment.message_index == index)
