@@ -281,9 +281,28 @@ def test_verify_checks_a_format_against_a_template_file(tmp_path: Path) -> None:
     assert result.returncode == 1, result.stderr
     lines = result.stdout.splitlines()
     assert lines[0].startswith("wrong: 0/7 renders identical; 7 unexplained differences")
-    assert lines[1] == "unexplained differences:"
-    assert "the declaration wrote '" in lines[2] and "<|im_end|>\\n\\n<|im_start|>" in lines[2]
+    assert lines[1].startswith("own turns: ")
+    assert lines[2] == "unexplained differences:"
+    assert "the declaration wrote '" in lines[3] and "<|im_end|>\\n\\n<|im_start|>" in lines[3]
     assert lines[-1] == "  ... and 4 more"
+
+
+def test_verify_fails_where_the_format_does_not_read_back_the_templates_turns(
+    tmp_path: Path,
+) -> None:
+    from .declared.reference import reference_template
+    from .test_verify import _calls_written_otherwise
+
+    template = tmp_path / "chat_template.jinja"
+    original = reference_template("Qwen-Qwen2.5-7B-Instruct.jinja")
+    template.write_text(_calls_written_otherwise(original), encoding="utf-8")
+    result = run("verify", "-f", "chatml:qwen2.5", "-t", str(template), "--conversations", "8")
+    assert result.returncode == 1, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[1].startswith("own turns: ") and " not read back" in lines[1]
+    listed = result.stdout[result.stdout.index("own turns not read back:\n") :]
+    assert "the template wrote the turn '<function_call>" in listed
+    assert "read back: {" in listed and 'expected:  {"tool_calls": [' in listed
 
 
 def test_verify_needs_a_template() -> None:

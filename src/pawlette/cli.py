@@ -434,7 +434,8 @@ def build_parser() -> argparse.ArgumentParser:
     verifying = commands.add_parser(
         "verify",
         help="check a declared format against a chat template: generated conversations, "
-        "rendered by both, compared byte for byte",
+        "rendered by both, compared byte for byte, and the template's own assistant turns "
+        "parsed back by the format",
     )
     verifying.add_argument(
         "-f", "--format", required=True, help="a registered name, or a Python file's FORMAT"

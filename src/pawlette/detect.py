@@ -53,6 +53,7 @@ from .errors import RequestError
 from .format import Format
 from .formats import formats, get_format
 from .infer import Inference, infer_template
+from .infer.own_turns import TurnDifference, TurnReport, own_turns
 from .infer.template import DEFAULT_TODAY, TemplateRunner
 
 __all__ = [
@@ -873,6 +874,12 @@ class TemplateVerification:
     refused: tuple[Refusal, ...] = ()
     template_refused: tuple[Refusal, ...] = ()
     untested: tuple[str, ...] = ()
+    turns: TurnReport | None = None
+
+    @property
+    def unread(self) -> tuple[TurnDifference, ...]:
+        """The template's own assistant turns the declaration does not read back."""
+        return () if self.turns is None else self.turns.unread
 
     @property
     def unexplained(self) -> tuple[Difference, ...]:
@@ -886,8 +893,9 @@ class TemplateVerification:
 
     @property
     def passed(self) -> bool:
-        """No unexplained difference (refusals on either side are listed, not failures)."""
-        return not self.unexplained
+        """No unexplained difference and every own turn the template writes read back
+        (refusals on either side are listed, not failures)."""
+        return not self.unexplained and not self.unread
 
     def describe(self, shown: int = 3) -> str:
         """A short report: the figures, then up to ``shown`` of each kind of disagreement."""
@@ -898,6 +906,8 @@ class TemplateVerification:
             f" explained by losses; the declaration refuses {len(self.refused)}, the template"
             f" {len(self.template_refused)}"
         ]
+        if self.turns is not None:
+            lines.append(_turns_line(self.turns))
         if self.untested:
             lines.append(f"not compared (Layout.template_untested): {', '.join(self.untested)}")
         sections: tuple[tuple[str, tuple[Any, ...]], ...] = (
@@ -913,7 +923,59 @@ class TemplateVerification:
             lines += [f"  {item.describe()}" for item in items[:shown]]
             if len(items) > shown:
                 lines.append(f"  ... and {len(items) - shown} more")
+        if self.unread:
+            lines.append("own turns not read back:")
+            lines += [_indented(_turn_problem(item)) for item in self.unread[:shown]]
+            if len(self.unread) > shown:
+                lines.append(f"  ... and {len(self.unread) - shown} more")
         return "\n".join(lines)
+
+
+def _turns_line(report: TurnReport) -> str:
+    """The own turns' figures: read back of those the template writes, and why the rest
+    were not read."""
+    notes = []
+    if report.within_losses:
+        notes.append(f"{report.within_losses} within the declaration's losses")
+    if report.unread:
+        notes.append(f"{len(report.unread)} not read back")
+    refused, uncut = report.count("refused"), report.count("not a prefix")
+    if uncut:
+        notes.append(f"{uncut} not cut out of the template's renders")
+    if refused:
+        notes.append(f"{refused} in conversations the template refuses")
+    if report.count("format refused"):
+        notes.append(f"{report.count('format refused')} in conversations the declaration refuses")
+    said = f"own turns: {report.parsed_back}/{report.written} parsed back"
+    return said + (f" ({'; '.join(notes)})" if notes else "")
+
+
+def _turn_problem(item: TurnDifference) -> str:
+    """One own turn not read back: the conversation, the turn's text, what the declaration
+    read and what it was expected to read (the message less its declared losses)."""
+    lines = [
+        f"messages[{item.index}] of {_conversation_of(_request_of(item))}",
+        f"the template wrote the turn {item.turn_text[:_SHOWN]!r}",
+    ]
+    if item.problem == "parse failed":
+        lines.append(f"parsing it failed: {item.message}")
+    else:
+        lines.append(f"read back: {json.dumps(item.found, ensure_ascii=False)}")
+        lines.append(f"expected:  {json.dumps(item.expected, ensure_ascii=False)}")
+        lines.append(f"(first differing field: {item.field})")
+    if item.losses:
+        lines.append("declared losses of this message: " + "; ".join(item.losses))
+    return "\n".join(lines)
+
+
+def _request_of(item: TurnDifference) -> dict[str, Any]:
+    return {"messages": item.conversation.messages, "tools": item.conversation.tools}
+
+
+def _indented(text: str) -> str:
+    """The first line indented as a listed item, the rest under it."""
+    lines = text.splitlines()
+    return "\n".join([f"  {lines[0]}", *(f"    {line}" for line in lines[1:])])
 
 
 def _conversation_of(request: Mapping[str, Any]) -> str:
@@ -1029,16 +1091,27 @@ def verify(
     refused: list[Refusal] = []
     template_refused: list[Refusal] = []
     compared = 0
-    for sample in generate(conversations, seed=seed, features=features, avoid=avoid):
+    renders: dict[str, Any] = {}
+
+    def render(messages: Sequence[Mapping[str, Any]], tools: Any, prompt: bool) -> Any:
+        """The template's render, each asked once (the own turns ask for many again)."""
+        key = json.dumps([messages, tools, prompt], sort_keys=True, default=str)
+        found = renders.get(key)
+        if found is None:
+            found = renders[key] = runner.render(
+                _caller_messages(fmt, messages),
+                tools,
+                add_generation_prompt=prompt,
+                variables=_tools_variables(fmt, tuple(tools or ())),
+            )
+        return found
+
+    samples = list(generate(conversations, seed=seed, features=features, avoid=avoid))
+    for sample in samples:
         tools_variables = _tools_variables(fmt, tuple(sample.tools or ()))
         for prompt in (False,) if sample.ends_with == "assistant" else (True, False):
             compared += 1
-            expected = runner.render(
-                _caller_messages(fmt, sample.messages),
-                sample.tools,
-                add_generation_prompt=prompt,
-                variables=tools_variables,
-            )
+            expected = render(sample.messages, sample.tools, prompt)
             try:
                 rendering = fmt.render(sample.request, add_generation_prompt=prompt)
             except RequestError as error:
@@ -1074,6 +1147,8 @@ def verify(
                         explained,
                     )
                 )
+    # The template's own assistant turns, read back as the declaration says it reads them.
+    turns = own_turns(fmt, render, samples, name=name, within_losses=True, declared=True)
     return TemplateVerification(
         name,
         compared,
@@ -1083,4 +1158,5 @@ def verify(
         tuple(refused),
         tuple(template_refused),
         tuple(item for item in untested if item in ("tools", "calls")),
+        turns,
     )

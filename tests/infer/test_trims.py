@@ -14,8 +14,8 @@ import pytest
 from pawlette.declare import FirstSystemText, Reasoning, Trimmed
 from pawlette.infer import infer_template
 from pawlette.infer.fields import WHITESPACE
+from pawlette.infer.own_turns import trimmed_as_lost
 from pawlette.infer.template import TemplateRunner
-from pawlette.infer.verify import _expected
 
 
 def _template(system: str, user: str, assistant: str, later_system: str = "") -> str:
@@ -163,9 +163,7 @@ def test_reasoning_trimmed_with_the_text_after_its_block_is_reasoning_trim(
 def test_verification_expects_the_text_as_the_loss_says_it_was_trimmed(
     loss: str, text: str, expected: str
 ) -> None:
-    message = {"role": "assistant", "content": text}
-    found = _expected(message, 1, [f"messages[1].content: {loss}"], "")
-    assert found["content"] == expected
+    assert trimmed_as_lost(text, "content", loss) == expected
 
 
 def test_whitespace_is_what_strip_without_an_argument_trims() -> None:

@@ -43,7 +43,6 @@ import contextvars
 import dataclasses
 import datetime
 import json
-import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -51,6 +50,15 @@ from typing import Any
 
 from pawlette.errors import RequestError
 from pawlette.format import Format
+from pawlette.infer.own_turns import (
+    Normalise,
+    TurnDifference,
+    TurnReport,
+    always_prompt,
+    canonical_message,
+    first_difference,
+)
+from pawlette.infer.own_turns import own_turns as library_own_turns
 
 from .conversations import Conversation
 
@@ -63,6 +71,7 @@ __all__ = [
     "Rendered",
     "TurnDifference",
     "TurnReport",
+    "always_prompt",
     "canonical_message",
     "compare_renders",
     "compose",
@@ -79,9 +88,6 @@ DEFAULT_TODAY = datetime.date(2024, 7, 26)
 
 WINDOW = 40
 """Characters shown on each side of a first difference."""
-
-Normalise = Callable[[dict[str, Any]], dict[str, Any]]
-"""An assistant message as the format is declared to give it back (see :func:`own_turns`)."""
 
 # ------------------------------------------------------------------ Hugging Face callers
 
@@ -310,17 +316,6 @@ def as_reference(
 
 
 # ------------------------------------------------------------------ differences
-
-
-def first_difference(expected: str, found: str) -> int:
-    """The offset of the first character where the two differ (the shorter's length when one
-    is a prefix of the other); -1 when they are equal."""
-    if expected == found:
-        return -1
-    for offset, (left, right) in enumerate(zip(expected, found, strict=False)):
-        if left != right:
-            return offset
-    return min(len(expected), len(found))
 
 
 def _window(text: str, offset: int) -> str:
@@ -556,36 +551,6 @@ def compare_renders(
 # ------------------------------------------------------------------ own turns
 
 
-def canonical_message(message: Mapping[str, Any], *, ids: bool = False) -> dict[str, Any]:
-    """An assistant message in the form turns are compared in: ``content`` (text parts
-    joined; ``""`` and ``None`` alike: absent), ``reasoning_content`` (empty: absent), and
-    ``tool_calls`` as ``{"name", "arguments"}`` with the arguments as objects (and the
-    ``id`` when ``ids``)."""
-    result: dict[str, Any] = {}
-    content = message.get("content")
-    if isinstance(content, list):
-        content = "".join(part.get("text", "") for part in content if isinstance(part, Mapping))
-    if content:
-        result["content"] = content
-    reasoning = message.get("reasoning_content")
-    if reasoning:
-        result["reasoning_content"] = reasoning
-    calls = []
-    for call in message.get("tool_calls") or []:
-        function = call.get("function") or {}
-        arguments = function.get("arguments")
-        if isinstance(arguments, str):
-            with contextlib.suppress(ValueError):
-                arguments = json.loads(arguments)
-        entry: dict[str, Any] = {"name": function.get("name"), "arguments": arguments}
-        if ids:
-            entry["id"] = call.get("id")
-        calls.append(entry)
-    if calls:
-        result["tool_calls"] = calls
-    return result
-
-
 def strip_text(message: dict[str, Any]) -> dict[str, Any]:
     """A normaliser: content and reasoning without edge whitespace (templates that trim)."""
     result = dict(message)
@@ -611,88 +576,6 @@ def compose(*normalisers: Normalise) -> Normalise:
     return normalise
 
 
-def _first_field_difference(expected: Mapping[str, Any], found: Mapping[str, Any]) -> str:
-    for key in ("content", "reasoning_content", "tool_calls"):
-        if expected.get(key) != found.get(key):
-            return key
-    return ""
-
-
-@dataclass(frozen=True)
-class TurnDifference:
-    """An assistant turn whose own text did not come back as the message.
-
-    ``problem`` is ``"not a prefix"`` (the render before the turn, with the generation
-    prompt, does not begin the render with it: ``offset`` is where they part), ``"refused"``
-    (the template refused one of the two renders), ``"parse failed"`` (the format raised) or
-    ``"differs"`` (parsed, but ``field`` differs)."""
-
-    conversation: Conversation
-    index: int
-    problem: str
-    turn_text: str = ""
-    expected: Mapping[str, Any] | None = None
-    found: Mapping[str, Any] | None = None
-    field: str = ""
-    offset: int = -1
-    before: str = ""
-    after: str = ""
-    message: str = ""
-
-    def describe(self) -> str:
-        head = f"{self.conversation.describe()}\nmessages[{self.index}]: {self.problem}"
-        if self.problem == "not a prefix":
-            return (
-                f"{head} at offset {self.offset}:\n"
-                f"  prompt render: {_window(self.before, self.offset)!r}\n"
-                f"  turn render:   {_window(self.after, self.offset)!r}\n"
-            )
-        if self.problem in ("refused", "parse failed"):
-            return f"{head}: {self.message}\n  turn text: {self.turn_text!r}\n"
-        return (
-            f"{head} in {self.field!r}\n  turn text: {self.turn_text!r}\n"
-            f"  expected: {json.dumps(self.expected, ensure_ascii=False)}\n"
-            f"  parsed:   {json.dumps(self.found, ensure_ascii=False)}\n"
-        )
-
-
-@dataclass(frozen=True)
-class TurnReport:
-    """What :func:`own_turns` found: ``total`` assistant turns, ``parsed_back`` of them came
-    back as their message; the rest in ``problems``."""
-
-    template: str
-    format: str
-    total: int
-    parsed_back: int
-    problems: tuple[TurnDifference, ...]
-    within_losses: int = 0
-
-    @property
-    def agrees(self) -> bool:
-        return self.parsed_back == self.total
-
-    def count(self, problem: str) -> int:
-        return sum(1 for item in self.problems if item.problem == problem)
-
-    def problem_kinds(self) -> Counter[str]:
-        return Counter(kind for item in self.problems for kind in item.conversation.kinds)
-
-    def summary(self) -> str:
-        parts = [
-            f"{self.template} turns by {self.format}: {self.parsed_back}/{self.total} parsed back"
-        ]
-        for problem in ("differs", "not a prefix", "refused", "parse failed"):
-            if self.count(problem):
-                parts.append(f"{problem} {self.count(problem)}")
-        return "; ".join(parts)
-
-    def describe(self, limit: int = 3) -> str:
-        lines = [self.summary()]
-        lines.extend(f"=== {item.problem} ===\n{item.describe()}" for item in self.problems[:limit])
-        return "\n".join(lines)
-
-
 def own_turns(
     fmt: Format,
     template: str | Reference,
@@ -710,237 +593,32 @@ def own_turns(
     within_losses: bool = False,
     prompt_tail: str | None = None,
     stand_in: str | None = None,
+    declared: bool = False,
 ) -> TurnReport:
-    """Parse every assistant turn, as the template itself writes it, with ``fmt.parse``.
-
-    For the assistant message at ``i``: the template renders ``messages[:i]`` with the
-    generation prompt and ``messages[:i + 1]`` without; the first must begin the second, and
-    the rest is the turn's own text.  ``opener``: the assistant turn's opener, for a template
-    whose prompt render is not a prefix of its training render (Hermes writes a newline
-    after a result only when another message follows): there, both must end with the same
-    text up to and including their last ``opener``, and the turn is what follows it.
-    ``fmt.parse(turn_text, tools=...)`` must give back the message, compared as
-    :func:`canonical_message` writes both, after ``normalise`` (the format's declared
-    normalisation, applied to the expected message: e.g. :func:`strip_text`).  Call ids
-    are compared when ``compare_ids`` is True; ``None``: when the turn's text holds the
-    call's id (the template writes it).  ``within_losses``: a turn that differs only in what
-    the format reports it loses writing the turn (``Rendering.losses``: a field trimmed or
-    dropped) counts as parsed back, and is counted in ``TurnReport.within_losses``.
-    ``prompt_tail``: what the generation prompt writes after the opener and the template's
-    turn may not hold (Gemma 4's empty thought block, Nemotron Nano 2's open ``<think>\\n``
-    before a last turn of calls): where the prompt does not begin the turn's render, the turn
-    is cut after the prompt without it, and read after that shorter prompt.  ``stand_in``:
-    what the template's past turns write after the opener in place of ``prompt_tail``
-    (DeepSeek V3.2's ``</think>`` for the prompt's ``<think></think>``): the model writes
-    after the whole prompt, so its text is the turn's after the stand-in.
-    """
+    """Parse every assistant turn, as the template itself writes it, with ``fmt.parse``:
+    :func:`pawlette.infer.own_turns.own_turns` on the template's renders as
+    ``apply_chat_template`` makes them (see there for ``normalise``, ``compare_ids``,
+    ``within_losses``, ``declared``, ``opener``, ``prompt_tail`` and ``stand_in``)."""
     reference = as_reference(
         template, bos=bos, eos=eos, variables=variables, today=today, empty_content=empty_content
     )
-    total = parsed_back = lost = 0
-    problems: list[TurnDifference] = []
-    for conversation in _conversations(conversations):
-        messages = conversation.messages
-        tools = conversation.tools
-        for index, message in enumerate(messages):
-            if message.get("role") != "assistant" or index == 0:
-                continue
-            total += 1
-            before = reference.render(messages[:index], tools, add_generation_prompt=True)
-            after = reference.render(messages[: index + 1], tools, add_generation_prompt=False)
-            if before.text is None or after.text is None:
-                refusal = before.refusal if before.text is None else after.refusal
-                problems.append(
-                    TurnDifference(conversation, index, "refused", message=refusal or "")
-                )
-                continue
-            prompt_text = before.text
-            always = always_prompt(fmt, messages[:index], tools)
-            if always is None:
-                head = before.text
-                if prompt_tail and head.endswith(prompt_tail) and not after.text.startswith(head):
-                    head = head[: -len(prompt_tail)]
-                    if stand_in is None:  # the turn follows the opener, without the tail
-                        prompt_text = head
-                turn_text = _turn_after(head, after.text, opener)
-                if stand_in and turn_text is not None and head != before.text:
-                    begun = turn_text.startswith(stand_in)
-                    turn_text = turn_text[len(stand_in) :] if begun else None
-            else:
-                cut = _cut_always_prompt(before.text, after.text, *always)
-                turn_text, prompt_text = cut if cut is not None else (None, before.text)
-            if turn_text is None:
-                offset = first_difference(before.text, after.text)
-                problems.append(
-                    TurnDifference(
-                        conversation,
-                        index,
-                        "not a prefix",
-                        offset=offset,
-                        before=before.text,
-                        after=after.text,
-                    )
-                )
-                continue
-            try:
-                # Read knowing the prompt, as llama.cpp does (a prompt that opened a
-                # reasoning block leaves the model inside it; one after results does not).
-                parsed = fmt.parse(turn_text, tools=tools, prompt=prompt_text).message
-            except Exception as error:  # strict=False should not raise: reported, not hidden
-                problems.append(
-                    TurnDifference(
-                        conversation,
-                        index,
-                        "parse failed",
-                        turn_text=turn_text,
-                        message=f"{type(error).__name__}: {error}",
-                    )
-                )
-                continue
-            ids = compare_ids
-            if ids is None:
-                ids = bool(message.get("tool_calls")) and all(
-                    str(call.get("id")) in turn_text for call in message["tool_calls"]
-                )
-            wanted = normalise(dict(message)) if normalise is not None else dict(message)
-            expected = canonical_message(wanted, ids=ids)
-            found = canonical_message(parsed, ids=ids)
-            if expected == found:
-                parsed_back += 1
-            elif within_losses and _equal_but_lost(
-                fmt, messages[: index + 1], tools, expected, found
-            ):
-                parsed_back += 1
-                lost += 1
-            else:
-                problems.append(
-                    TurnDifference(
-                        conversation,
-                        index,
-                        "differs",
-                        turn_text=turn_text,
-                        expected=expected,
-                        found=found,
-                        field=_first_field_difference(expected, found),
-                    )
-                )
-    return TurnReport(
-        template=name or reference.name,
-        format=fmt.name,
-        total=total,
-        parsed_back=parsed_back,
-        problems=tuple(problems),
-        within_losses=lost,
+
+    def render(messages: Any, tools: Any, prompt: bool) -> Rendered:
+        return reference.render(messages, tools, add_generation_prompt=prompt)
+
+    return library_own_turns(
+        fmt,
+        render,
+        _conversations(conversations),
+        name=name or reference.name,
+        normalise=normalise,
+        compare_ids=compare_ids,
+        within_losses=within_losses,
+        declared=declared,
+        opener=opener,
+        prompt_tail=prompt_tail,
+        stand_in=stand_in,
     )
-
-
-_LOSS = re.compile(r"messages\[(\d+)\](?:\.(content|reasoning_content|tool_calls)\S*)?: (.*)")
-
-
-def _equal_but_lost(
-    fmt: Format,
-    messages: list[dict[str, Any]],
-    tools: Any,
-    expected: Mapping[str, Any],
-    found: Mapping[str, Any],
-) -> bool:
-    """Whether ``found`` is ``expected`` but for what the format reports it loses writing the
-    last message (``Rendering.losses``): a field trimmed compares trimmed, a field "read back
-    as" another is compared as that one, a field dropped is not compared, a message not
-    written at all is not compared."""
-    request: dict[str, Any] = {"messages": messages}
-    if tools:
-        request["tools"] = tools
-    try:
-        losses = fmt.render(request).losses
-    except Exception:  # a render pawlette refuses reports no loss
-        return False
-    index = len(messages) - 1
-    expected, found = dict(expected), dict(found)
-    mine = []
-    for loss in losses:
-        matched = _LOSS.fullmatch(loss)
-        if matched is None or int(matched.group(1)) != index:
-            continue
-        if matched.group(2) is None:
-            return True
-        mine.append((matched.group(2), matched.group(3)))
-    moves = [
-        (path, moved.group(1))
-        for path, why in mine
-        if (moved := re.search(r"read back as (\w+)", why)) is not None
-    ]
-    # A field another is read back as is the parse's to compare, even where the message's
-    # own value of it is dropped (Nemotron Nano 2's last text is read back as reasoning).
-    targets = {target for _, target in moves}
-    for path, why in mine:
-        if re.search(r"read back as \w+", why):
-            continue  # moved once the rest is done
-        if ("trimmed" in why or "removed" in why) and isinstance(expected.get(path), str):
-            trimmed = expected.pop(path).strip()
-            if trimmed:
-                expected[path] = trimmed
-            if isinstance(found.get(path), str):
-                found[path] = found[path].strip()
-        else:
-            expected.pop(path, None)
-            if path not in targets:
-                found.pop(path, None)
-    for path, target in moves:
-        if path in expected:
-            expected[target] = expected.pop(path)
-    return expected == found
-
-
-def always_prompt(fmt: Format, messages: Any, tools: Any) -> tuple[str, str] | None:
-    """For a format that writes its generation prompt after every render (a layout with
-    :class:`pawlette.declare.PromptAlways`), that prompt after ``messages`` and the
-    assistant's opener it begins with; None otherwise (or when pawlette refuses them)."""
-    from pawlette.declare import PromptAlways, layout_of
-    from pawlette.declare.pieces import text_of
-
-    layout = layout_of(fmt)
-    if layout is None or layout.concept(PromptAlways) is None:
-        return None
-    request: dict[str, Any] = {"messages": list(messages)}
-    if tools:
-        request["tools"] = tools
-    try:
-        segments = fmt.render(request, add_generation_prompt=True).segments
-    except Exception:  # refused: the turn is compared as any other
-        return None
-    prompt: list[str] = []
-    for segment in reversed(segments):
-        if segment.kind != "generation_prompt":
-            break
-        prompt.append(segment.text)
-    opener = text_of(layout.frames["assistant"].open, layout.options, layout.name)
-    return "".join(reversed(prompt)), opener
-
-
-def _cut_always_prompt(before: str, after: str, prompt: str, opener: str) -> tuple[str, str] | None:
-    """The turn's text after its opener, and the prompt it follows (the render up to that
-    opener), where both renders end with the always-written ``prompt``."""
-    if not prompt or not before.endswith(prompt) or not after.endswith(prompt):
-        return None
-    head, full = before[: -len(prompt)], after[: -len(prompt)]
-    if not full.startswith(head + opener):
-        return None
-    return full[len(head) + len(opener) :], head + opener
-
-
-def _turn_after(prompt: str, full: str, opener: str | None) -> str | None:
-    """The assistant turn's text in ``full`` after ``prompt`` (None: ``prompt`` does not
-    begin it, nor, with ``opener``, does the text up to the last opener of each agree)."""
-    if full.startswith(prompt):
-        return full[len(prompt) :]
-    if not opener or not prompt.endswith(opener):
-        return None
-    cut = full.rfind(opener)
-    if cut < 0:
-        return None
-    head = prompt[: -len(opener)]
-    return full[cut + len(opener) :] if head.count(opener) == full[:cut].count(opener) else None
 
 
 def reference_with(reference: Reference, **changes: Any) -> Reference:

@@ -14,19 +14,15 @@ The first failure is kept: which conversation, where the texts part, and what ea
 
 from __future__ import annotations
 
-import contextlib
 import json
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..declare import Layout, Reasoning
-from ..declare.content import trim_of_loss
 from ..errors import RequestError
 from ..format import Format
 from .conversations import Sample
-from .fields import trimmed
+from .own_turns import own_turns
 from .template import TemplateRunner
 
 __all__ = ["Failure", "Verification", "verify"]
@@ -105,66 +101,6 @@ def _first_difference(left: str, right: str) -> int:
     return min(len(left), len(right))
 
 
-_LOSS = re.compile(r"messages\[(\d+)\]\.(\w+): (.*)")
-
-
-def _expected(
-    message: Mapping[str, Any], index: int, losses: Iterable[str], reasoning_trim: str
-) -> dict[str, Any]:
-    """The message as the format writes it: what its rendering reports lost, taken away
-    (text trimmed as the loss says; ``reasoning_trim``: the characters
-    :class:`~pawlette.declare.Reasoning` trims, for its losses)."""
-    result = dict(message)
-    for loss in losses:
-        found = _LOSS.match(loss)
-        if found is None or int(found.group(1)) != index:
-            continue
-        field, what = found.group(2), found.group(3)
-        text = result.get(field)
-        trim = trim_of_loss(what)
-        if field == "content" and trim is not None and isinstance(text, str):
-            result[field] = trimmed(text, *trim)
-        elif what == "trimmed at its start" and isinstance(text, str):  # (Reasoning's)
-            result[field] = text.lstrip(reasoning_trim or None)
-        elif what == "trimmed at its ends" and isinstance(text, str):  # (Reasoning's)
-            result[field] = text.strip(reasoning_trim or None)
-        elif field == "content" and "trimmed" in what and isinstance(text, str):
-            result[field] = text.strip()
-        else:
-            result.pop(field, None)
-    return result
-
-
-def canonical(message: Mapping[str, Any]) -> dict[str, Any]:
-    """An assistant message as turns are compared: text, reasoning (empty: none) and calls
-    as name and arguments object."""
-    result: dict[str, Any] = {}
-    content = message.get("content")
-    if isinstance(content, list):
-        content = "".join(part.get("text", "") for part in content if isinstance(part, Mapping))
-    if content:
-        result["content"] = content
-    if message.get("reasoning_content"):
-        result["reasoning_content"] = message["reasoning_content"]
-    calls = []
-    for call in message.get("tool_calls") or ():
-        function = call.get("function") or {}
-        arguments = function.get("arguments")
-        if isinstance(arguments, str):
-            with contextlib.suppress(ValueError):
-                arguments = json.loads(arguments)
-        calls.append({"name": function.get("name"), "arguments": arguments})
-    if calls:
-        result["tool_calls"] = calls
-    return result
-
-
-def _last_assistant(fmt: Format, text: str) -> dict[str, Any]:
-    messages = fmt.parse_conversation(text).messages
-    found = [message for message in messages if message.get("role") == "assistant"]
-    return found[-1] if found else {}
-
-
 def _prompts(sample: Sample) -> tuple[bool, ...]:
     return (False,) if sample.ends_with == "assistant" else (True, False)
 
@@ -186,11 +122,11 @@ def verify(
             found = cache[key] = runner.render(messages, tools, add_generation_prompt=prompt)
         return found
 
+    def render(messages: Any, tools: Any, prompt: bool) -> Any:
+        return reference(messages, tools, prompt)
+
     compared = identical = turns = parsed_back = 0
     failure: Failure | None = None
-    declaration = getattr(fmt, "declaration", None)
-    reasoning = declaration.concept(Reasoning) if isinstance(declaration, Layout) else None
-    reasoning_trim = "" if reasoning is None else reasoning.trim
     for sample in samples:
         request = sample.request
         for prompt in _prompts(sample):
@@ -237,51 +173,19 @@ def verify(
                         kinds=sample.kinds,
                         sample=sample,
                     )
-        messages = sample.messages
-        for index, message in enumerate(messages):
-            if message["role"] != "assistant" or index == 0:
-                continue
-            before = reference(messages[:index], sample.tools, True)
-            after = reference(messages[: index + 1], sample.tools, False)
-            if before.text is None or after.text is None:
-                continue  # the template refuses the conversation: counted above
-            turns += 1
-            try:
-                losses = fmt.render({**request, "messages": messages[: index + 1]}).losses
-                if after.text.startswith(before.text):
-                    turn = after.text[len(before.text) :]
-                    parsed = fmt.parse(turn, tools=sample.tools).message
-                else:
-                    # The prompt opens what the template's own turn rewrites (a reasoning
-                    # block it drops): the turn is read from the whole conversation instead.
-                    turn = after.text
-                    parsed = _last_assistant(fmt, after.text)
-            except Exception as error:  # reported as a failure, never hidden
-                if failure is None:
-                    failure = Failure(
-                        "turn",
-                        request,
-                        False,
-                        -1,
-                        after.text[-200:],
-                        f"an error: {error}",
-                        index,
-                        sample.kinds,
-                        sample,
-                    )
-                continue
-            if canonical(_expected(message, index, losses, reasoning_trim)) == canonical(parsed):
-                parsed_back += 1
-            elif failure is None:
-                failure = Failure(
-                    "turn",
-                    request,
-                    False,
-                    -1,
-                    turn,
-                    json.dumps(canonical(parsed), ensure_ascii=False),
-                    index,
-                    sample.kinds,
-                    sample,
-                )
+        # Where the prompt opens what the template's own turn rewrites (a reasoning block it
+        # drops) and no declared cut finds the turn, it is read from the whole conversation.
+        report = own_turns(
+            fmt, render, [sample], within_losses=True, declared=True, read_whole=True
+        )
+        turns += report.written
+        parsed_back += report.parsed_back
+        if failure is None and report.unread:
+            item = report.unread[0]
+            found = (
+                item.message if item.found is None else json.dumps(item.found, ensure_ascii=False)
+            )
+            failure = Failure(
+                "turn", request, False, -1, item.turn_text, found, item.index, sample.kinds, sample
+            )
     return Verification(compared, identical, turns, parsed_back, failure)
