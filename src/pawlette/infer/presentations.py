@@ -31,6 +31,7 @@ from ..formats.ifm.tools import MarkdownTools, XmlTools
 from ..formats.kimi.k3 import SortedToolsBlock
 from ..formats.seed_oss.concepts import StubTools
 from ..types import Tool
+from .literal_tools import LiteralTools
 
 __all__ = ["PRESENTATIONS", "Presentation"]
 
@@ -91,6 +92,7 @@ PRESENTATIONS: tuple[Presentation, ...] = (
     Presentation("XML (IFM)", XmlTools()),
     Presentation("Python signatures (Breeze)", PythonTools()),
     Presentation("JSON with signature descriptions (Hermes)", HermesTools()),
+    Presentation("Python literals (Apriel)", LiteralTools(), items=True),
     Presentation("JSON array on lines (Bielik)", LinedToolArray()),
     Presentation("JSON array of functions on lines (Bielik)", LinedToolArray(wrap="function")),
     Presentation("sorted JSON (Kimi K3)", SortedToolsBlock(), items=True),

@@ -346,8 +346,14 @@ def _place(
             if around is not None and offset == position + len(host):
                 return name, around[0], around[1], False, ""
         del first_user
-        if around is not None and offset == len(draft.begin) and not has_system:
-            return "own_turn", around[0], around[1], False, ""
+        if not has_system:
+            # (a diff may place the block after text it ends with: Apriel 1.6's newline
+            # after its start's default text)
+            start = len(draft.begin)
+            moved = _shifted(base, offset, inserted, start)
+            own = around if offset == start else None if moved is None else block_of(moved)
+            if own is not None and not tokens.markers_in([base[start:offset]]):
+                return "own_turn", own[0], own[1], False, ""
         if around is not None and _before_fixed_turn(draft, offset):
             return "own_turn", around[0], around[1], False, ""
         inside = None if around is None else _inside_start(draft, offset, around)
