@@ -7,10 +7,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from pawlette.declare import ToolsBlock
+from pawlette.declare import ToolsBlock, declare
+from pawlette.declare.pieces import text_of
 from pawlette.detect import verify
+from pawlette.formats.apertus.typescript import DeveloperBlock
 from pawlette.infer import Inference, infer_template
+from pawlette.infer.atoms import Tokens
+from pawlette.infer.core import DEFAULT_TODAY, TemplateRunner, _stages
+from pawlette.infer.draft import Draft
+from pawlette.infer.frames import derive_frames
 from pawlette.infer.literal_tools import LiteralTools
+from pawlette.infer.probe import Probe
+from pawlette.infer.tools import derive_tools
 
 from ..support.template_compare import Reference
 from ..support.template_corpus import corpus_template
@@ -89,3 +97,44 @@ def test_apriel_1_6_python_literals_after_the_default_text() -> None:
     status = _status(inference)
     assert status["tools"] == status["tool calls"] == "derived", status
     _verified_with_tools(inference, reference, template)
+
+
+def _drafted_to_tools(name: str) -> Draft:
+    """The draft of ``name``'s template through the tools stage (before the calls, which
+    verification then checks with it)."""
+    template = corpus_template(name)
+    tokens = {"bos_token": template.bos_token, "eos_token": template.eos_token}
+    given = {key: text for key, text in tokens.items() if text is not None}
+    runner = TemplateRunner(template.text, given, today=DEFAULT_TODAY)
+    special = frozenset(text for text in given.values() if text)
+    probe = Probe(runner, Tokens(special=special, by_shape=True))
+    draft = Draft(probe.tokens)
+    derive_frames(probe, draft)
+    for stage in _stages():
+        stage(probe, draft)
+        if stage is derive_tools:
+            return draft
+    raise AssertionError("no tools stage")
+
+
+def test_apertus_developer_turn_cut_from_the_system_turn_end() -> None:
+    """Apertus writes its developer turn after every first system turn, ``disabled`` where
+    the tools go without them: the system turn's end is cut after ``<|system_end|>``, the
+    rest the block's open and close, placed after the system turn."""
+    name = "Apertus-8B-Instruct"
+    draft = _drafted_to_tools(name)
+    assert draft.status("tools") == "derived"
+    (tools,) = [c for c in draft.concepts if isinstance(c, ToolsBlock)]
+    assert type(tools) is DeveloperBlock and tools.place == "after_system"
+    assert draft.frames["system"].end == "<|system_end|>"
+    assert text_of(tools.open).endswith("Tool Capabilities:")
+    fmt = declare(draft.layout(name, "drafted"))
+    template = corpus_template(name)
+    reference = Reference(
+        template.text, name, bos_token=template.bos_token, eos_token=template.eos_token
+    )
+    system = [{"role": "system", "content": "Be brief."}]
+    for messages in (CALLED[:1], system + CALLED[:1]):
+        for tools_given in ([WEATHER], []):
+            expected = reference.render(messages, tools_given, add_generation_prompt=True).text
+            assert fmt.render(messages, tools_given, add_generation_prompt=True).text == expected

@@ -57,11 +57,13 @@ class _Written:
 class Presentation:
     """A declared family's way of writing tools: ``concept`` with empty fences; ``items``:
     it writes each tool between ``item_open`` and ``item_close`` (found between two tools, as
-    for JSON items), else the tools as one text."""
+    for JSON items), else the tools as one text; ``always``: the concept writes its block
+    without tools too, its text without them (:meth:`empty`) where the tools go."""
 
     name: str
     concept: ToolsBlock
     items: bool = False
+    always: bool = False
 
     def text(self, tools: Sequence[dict[str, Any]]) -> str | None:
         """What the block writes for ``tools`` (OpenAI tools) between its fences; None: it
@@ -73,6 +75,11 @@ class Presentation:
         except (PawletteError, AttributeError, TypeError, ValueError, LookupError):
             return None  # (the block refuses the probe tools: not this presentation)
         return "".join(written.parts)
+
+    def empty(self) -> str:
+        """What the block writes in place of the tools when there are none ("" unless
+        ``always``)."""
+        return (self.text(()) or "") if self.always else ""
 
     def declare(self, **fields: Any) -> ToolsBlock:
         return dataclasses.replace(self.concept, **fields)
@@ -87,7 +94,7 @@ PRESENTATIONS: tuple[Presentation, ...] = (
     Presentation("Python stubs (Seed-OSS)", StubTools()),
     Presentation("tool lines (Command R7B)", CohereTools()),
     Presentation("Python stubs (Command R+)", PlusTools()),
-    Presentation("TypeScript types (Apertus)", DeveloperBlock()),
+    Presentation("TypeScript types (Apertus)", DeveloperBlock(), always=True),
     Presentation("Markdown (IFM)", MarkdownTools()),
     Presentation("XML (IFM)", XmlTools()),
     Presentation("Python signatures (Breeze)", PythonTools()),

@@ -245,7 +245,7 @@ def _derive_presented(
                 found = [candidate]
                 break
     presentation, single, item_open, item_close = found[0]
-    fields = _placed_fields(probe, draft, single, item_open, item_close)
+    fields = _placed_fields(probe, draft, single, item_open, item_close, presentation.empty())
     if fields is None:
         return
     _declare(draft, presentation.declare(**fields))
@@ -254,11 +254,15 @@ def _derive_presented(
 
 
 def _placed_fields(
-    probe: Probe, draft: Draft, single: str, item_open: str, item_close: str
+    probe: Probe, draft: Draft, single: str, item_open: str, item_close: str, empty: str = ""
 ) -> dict[str, Any] | None:
-    """The tools block's fields that say where the template writes it (:func:`_place`), and
-    its item fences; None: not placed (the capability says why)."""
-    placed = _place(probe, draft, single, item_open, item_close)
+    """The tools block's fields that say where the template writes it (:func:`_place`, or
+    :func:`_in_system_end` for a block written without tools too, ``empty`` in place of
+    them), and its item fences; None: not placed (the capability says why)."""
+    if empty:
+        placed = _in_system_end(probe, draft, item_open + single + item_close, empty)
+    else:
+        placed = _place(probe, draft, single, item_open, item_close)
     if placed is None:
         return None
     place, block_open, block_close, first_in_host, separator = placed
@@ -418,6 +422,46 @@ def _place(
     del system
     not_derived(_misplaced(tokens, with_text, found))
     return None
+
+
+def _in_system_end(
+    probe: Probe, draft: Draft, tools_item: str, empty: str
+) -> tuple[str, str, str, bool, str] | None:
+    """A block the template writes in every conversation, ``empty`` where the tools go when
+    there are none, as part of the text that ends the first system turn (Apertus' developer
+    turn after ``<|system_end|>``): that end is cut after its first special token, the rest
+    the block's open and close, placed after the system turn (whose end is the cut one)."""
+    s1, u1 = probe.sentinel("s", 1), probe.sentinel("u", 1)
+    frame = draft.frames.get("system")
+    conversation = [message("system", s1), message("user", u1)]
+    without = probe.render(conversation)
+    given = probe.render(conversation, [PROBE_TOOLS[0]])
+    why = f"the template writes {empty!r} in place of the tools without them, not at the end of"
+    if frame is None or without is None or given is None or given.count(tools_item) != 1:
+        draft.capability("tools", "not derived", f"{why} a system turn")
+        return None
+    start = without.find(s1) + len(s1)
+    at = given.find(tools_item)
+    cut = at - start  # (where the tools go in the turn's end)
+    atoms = draft.tokens.atoms(frame.end)
+    lead = atoms[0] if atoms else ""
+    rest = frame.end[len(lead) :]
+    following = draft.tokens.atoms(rest)[:1]
+    if (
+        frame.after
+        or not draft.tokens.is_special(lead)
+        or not following
+        or not draft.tokens.is_special(following[0])
+        or not without.startswith(given[:at])
+        or not len(lead) <= cut <= len(frame.end) - len(empty)
+        or not without[start:].startswith(frame.end)
+        or frame.end[cut : cut + len(empty)] != empty
+        or without[at + len(empty) :] != given[at + len(tools_item) :]
+    ):
+        draft.capability("tools", "not derived", f"{why} the system turn after its end's mark")
+        return None
+    frame.end = lead
+    return "after_system", rest[: cut - len(lead)], rest[cut - len(lead) + len(empty) :], False, ""
 
 
 _PLACES = (
