@@ -5,18 +5,23 @@ against the template."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
-from pawlette.declare import ToolsBlock, declare
+from pawlette.declare import Layout, ToolsBlock, declare
 from pawlette.declare.pieces import text_of
 from pawlette.detect import verify
+from pawlette.export.jinja import export_jinja
+from pawlette.format import Format
 from pawlette.formats.apertus.typescript import DeveloperBlock
-from pawlette.infer import Inference, infer_template
+from pawlette.infer import Inference, Underived, infer_template
 from pawlette.infer.atoms import Tokens
 from pawlette.infer.core import DEFAULT_TODAY, TemplateRunner, _stages
+from pawlette.infer.described_tools import DescribedTools
 from pawlette.infer.draft import Draft
 from pawlette.infer.frames import derive_frames
 from pawlette.infer.literal_tools import LiteralTools
+from pawlette.infer.namespace_tools import NamespaceTypes
 from pawlette.infer.probe import Probe
 from pawlette.infer.tools import derive_tools
 
@@ -33,6 +38,18 @@ WEATHER = {
             "properties": {"city": {"type": "string", "description": "Its name."}},
             "required": ["city"],
         },
+    },
+}
+RICH = {
+    "name": "find_rooms",
+    "description": 'Rooms free on a day & their "size" <m2>.',
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "day": {"type": "string", "enum": ["mon", "tue"], "description": "The day."},
+            "size": {"type": "integer", "description": "At least this many m2."},
+        },
+        "required": ["day"],
     },
 }
 CALLED = [
@@ -97,6 +114,8 @@ def test_apriel_1_6_python_literals_after_the_default_text() -> None:
     status = _status(inference)
     assert status["tools"] == status["tool calls"] == "derived", status
     _verified_with_tools(inference, reference, template)
+    assert inference.format is not None
+    _writes_tools_as_the_template(inference.format, template.name, system=False)
 
 
 def _drafted_to_tools(name: str) -> Draft:
@@ -138,3 +157,69 @@ def test_apertus_developer_turn_cut_from_the_system_turn_end() -> None:
         for tools_given in ([WEATHER], []):
             expected = reference.render(messages, tools_given, add_generation_prompt=True).text
             assert fmt.render(messages, tools_given, add_generation_prompt=True).text == expected
+
+
+def _lifted(layout: Layout) -> Format:
+    """The declaration less its refusal of tools (refused only for the calls behind them)."""
+    concepts = []
+    for concept in layout.concepts:
+        if isinstance(concept, Underived):
+            kept = tuple(pair for pair in concept.refused if pair[0] != "tools")
+            concept = dataclasses.replace(concept, refused=kept)
+        concepts.append(concept)
+    return declare(dataclasses.replace(layout, concepts=tuple(concepts)))
+
+
+def _writes_tools_as_the_template(fmt: Format, name: str, *, system: bool = True) -> None:
+    """``fmt`` renders conversations with tools (and without) as the template does, and its
+    exported template as ``fmt`` does (``system``: with a system message too)."""
+    template = corpus_template(name)
+    reference = Reference(
+        template.text, name, bos_token=template.bos_token, eos_token=template.eos_token
+    )
+    exported = TemplateRunner(export_jinja(fmt))
+    led = [{"role": "system", "content": "Be brief."}, *CALLED[:1]]
+    for messages in (CALLED[:1], led) if system else (CALLED[:1],):
+        for tools_given in ([WEATHER], [WEATHER, {"type": "function", "function": RICH}], []):
+            expected = reference.render(messages, tools_given, add_generation_prompt=True).text
+            written = fmt.render(messages, tools_given, add_generation_prompt=True).text
+            assert written == expected
+            again = exported.render(messages, tools_given, add_generation_prompt=True).text
+            assert again == written
+
+
+def test_functionary_v3_1_described_json_inside_its_generated_turn() -> None:
+    """Functionary v3.1 writes each tool as a ``Use the function`` line and its JSON,
+    HTML-escaped, inside the system turn it starts every conversation with, before that
+    turn's ``<|eot_id|>``: the start is cut there.  Its calls end their turn otherwise, so
+    the tools are refused for them, saying why."""
+    name = "meetkai-functionary-medium-v3.1"
+    template = corpus_template(name)
+    inference = infer_template(
+        template.text, bos_token=template.bos_token, eos_token=template.eos_token
+    )
+    assert inference.accepted, inference.describe()
+    assert inference.layout is not None
+    tools = _tools(inference)
+    assert type(tools) is DescribedTools and tools.escaped and tools.place == "own_turn"
+    assert text_of(tools.item_close) == "\n\n"
+    detail = {item.name: item for item in inference.capabilities}["tools"].detail
+    assert detail.endswith("a model's calls would read back as text")
+    fmt = _lifted(inference.layout)
+    _writes_tools_as_the_template(fmt, name)
+    tools_given = [WEATHER, {"type": "function", "function": RICH}]
+    written = fmt.render(CALLED[:1], tools_given, add_generation_prompt=False).text
+    assert fmt.parse_conversation(written).tools == tools_given  # (read back)
+
+
+def test_functionary_v3_2_typescript_inside_its_namespace() -> None:
+    """Functionary v3.2 writes each tool as a TypeScript type inside the ``functions``
+    namespace its start always holds (empty without tools): the start's text around them is
+    the block's open and close, written always."""
+    name = "meetkai-functionary-medium-v3.2"
+    draft = _drafted_to_tools(name)
+    assert draft.status("tools") == "derived"
+    (tools,) = [c for c in draft.concepts if isinstance(c, ToolsBlock)]
+    assert type(tools) is NamespaceTypes and tools.place == "own_turn" and tools.always
+    assert text_of(tools.close).startswith("} // namespace functions")
+    _writes_tools_as_the_template(declare(draft.layout(name, "drafted")), name)

@@ -59,7 +59,7 @@ class LiteralTools(ToolsBlock):
     def jinja_block(self, out: Template, *, separated: bool = False) -> None:
         out.fence(self.separated_open if separated else self.open)
         value = "tool" if self.wrap == "openai" else "tool.function"
-        out.out("{%- for tool in tools -%}")
+        out.out("{%- for tool in (tools if has_tools else []) -%}")
         out.fence(self.item_open)
         out.out(f"{{{{- python_literal({value}, 'repr', 'tools') -}}}}")
         out.fence(self.item_close)

@@ -31,7 +31,9 @@ from ..formats.ifm.tools import MarkdownTools, XmlTools
 from ..formats.kimi.k3 import SortedToolsBlock
 from ..formats.seed_oss.concepts import StubTools
 from ..types import Tool
+from .described_tools import DescribedTools
 from .literal_tools import LiteralTools
+from .namespace_tools import NamespaceTypes
 
 __all__ = ["PRESENTATIONS", "Presentation"]
 
@@ -100,6 +102,9 @@ PRESENTATIONS: tuple[Presentation, ...] = (
     Presentation("Python signatures (Breeze)", PythonTools()),
     Presentation("JSON with signature descriptions (Hermes)", HermesTools()),
     Presentation("Python literals (Apriel)", LiteralTools(), items=True),
+    Presentation("described JSON, HTML-escaped (Functionary v3.1)", DescribedTools(), True),
+    Presentation("described JSON (Functionary v3.1)", DescribedTools(escaped=False), True),
+    Presentation("TypeScript types in a namespace (Functionary v3.2)", NamespaceTypes(), True),
     Presentation("JSON array on lines (Bielik)", LinedToolArray()),
     Presentation("JSON array of functions on lines (Bielik)", LinedToolArray(wrap="function")),
     Presentation("sorted JSON (Kimi K3)", SortedToolsBlock(), items=True),

@@ -360,6 +360,8 @@ def _place(
                 return "own_turn", own[0], own[1], False, ""
         if around is not None and _before_fixed_turn(draft, offset):
             return "own_turn", around[0], around[1], False, ""
+        if around is not None and _before_start_end(draft, offset, around):
+            return "own_turn", around[0], around[1], False, ""
         inside = None if around is None else _inside_start(draft, offset, around)
         if inside is not None:
             return "own_turn", *inside, False, ""
@@ -503,6 +505,25 @@ def _before_fixed_turn(draft: Draft, offset: int) -> bool:
     if not first or not draft.tokens.is_special(first[0]) or rest == first[0]:
         return False
     draft.begin = draft.begin[:offset]
+    draft.concepts.append(FixedSystemTurn(draft.fence(rest)))
+    return True
+
+
+def _before_start_end(draft: Draft, offset: int, around: tuple[str, str]) -> bool:
+    """Whether a block with fences of its own goes into the text of the turn the template
+    starts every conversation with, before the special tokens that end it (Functionary
+    v3.1's tools in its generated system turn, before ``<|eot_id|>``): then the start is cut
+    there, its end a :class:`FixedSystemTurn` written after the block."""
+    begin, tokens = draft.begin, draft.tokens
+    if around == ("", "") or not 0 < offset < len(begin):
+        return False
+    ahead = tokens.atoms(begin[:offset])
+    if not ahead or tokens.is_special(ahead[-1]):
+        return False  # (the block would not be inside a turn's text)
+    rest = begin[offset:]
+    if not all(map(tokens.is_special, tokens.atoms(rest))):
+        return False
+    draft.begin = begin[:offset]
     draft.concepts.append(FixedSystemTurn(draft.fence(rest)))
     return True
 
