@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from pawlette.declare import Layout, ToolsBlock, declare
+from pawlette.declare import FirstSystemText, Layout, ToolsBlock, declare
 from pawlette.declare.pieces import text_of
 from pawlette.detect import verify
 from pawlette.export.jinja import export_jinja
@@ -223,3 +223,21 @@ def test_functionary_v3_2_typescript_inside_its_namespace() -> None:
     assert type(tools) is NamespaceTypes and tools.place == "own_turn" and tools.always
     assert text_of(tools.close).startswith("} // namespace functions")
     _writes_tools_as_the_template(declare(draft.layout(name, "drafted")), name)
+
+
+def test_spark_tools_between_the_default_text_and_the_lead_of_the_system_text() -> None:
+    """Spark2.5 writes its tools after the default text its system turn starts with, before
+    the blank line that leads the first system message's text: the block first in the turn,
+    declared before that lead (:class:`FirstSystemText`), and the calls and results after
+    it."""
+    inference, reference, template = _inferred("Spark2.5")
+    tools = _tools(inference)
+    assert type(tools) is ToolsBlock and (tools.place, tools.first) == ("system", True)
+    assert inference.layout is not None
+    kinds = [type(concept) for concept in inference.layout.concepts]
+    assert kinds.index(ToolsBlock) < kinds.index(FirstSystemText)
+    status = _status(inference)
+    assert status["tools"] == status["tool calls"] == status["tool results"] == "derived"
+    _verified_with_tools(inference, reference, template)
+    assert inference.format is not None
+    _writes_tools_as_the_template(inference.format, template.name)

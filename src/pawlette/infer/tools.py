@@ -23,7 +23,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..declare import Ignored, SystemPrompt, ToolsBlock
+from ..declare import FirstSystemText, Ignored, SystemPrompt, ToolsBlock
 from ..declare.pieces import text_of
 from ..formats.kimi.k3 import FixedSystemTurn
 from .atoms import Tokens, excerpt
@@ -404,6 +404,9 @@ def _place(
         # '\n# Tools...' before the '\n' that opens the system text).
         ahead = _ahead(with_text, offset, inserted, position)
         first = around if offset == position else None if ahead is None else block_of(ahead)
+        lead = _first_lead(draft)
+        if first is None and lead and offset == position - len(lead):
+            first = around  # (before what the first system text's lead: Spark2.5's)
         if first is not None:
             open_text, close_text = first
             return _system_without_text(probe, draft, open_text, close_text, tools_item, True)
@@ -557,7 +560,11 @@ def _declare(draft: Draft, tools: ToolsBlock) -> None:
     """``tools`` among the draft's concepts; a block on its own at the start before the
     turns written there (a fixed one, the system prompt's: Kimi K2's ``tool_declare`` turn
     comes before its default system turn)."""
-    kinds = (FixedSystemTurn, SystemPrompt) if tools.place == "own_turn" else (FixedSystemTurn,)
+    kinds: tuple[type, ...] = (FixedSystemTurn,)
+    if tools.place == "own_turn":
+        kinds = (FixedSystemTurn, SystemPrompt)
+    elif tools.place == "system" and tools.first:
+        kinds = (FixedSystemTurn, FirstSystemText)  # (its lead follows the block)
     after = [n for n, item in enumerate(draft.concepts) if isinstance(item, kinds)]
     draft.concepts.insert(after[0] if after else len(draft.concepts), tools)
 
@@ -725,6 +732,15 @@ def _system_without_text(
         "tools", "not derived", f"the tools block opens with {lead!r} after system text"
     )
     return None
+
+
+def _first_lead(draft: Draft) -> str:
+    """What the template writes before the first system message's text (the draft's
+    :class:`FirstSystemText` lead), or nothing."""
+    for concept in draft.concepts:
+        if isinstance(concept, FirstSystemText):
+            return text_of(concept.lead)
+    return ""
 
 
 def _system_prompt(draft: Draft) -> SystemPrompt | None:
