@@ -8,12 +8,13 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from pawlette.declare import FirstSystemText, Layout, ToolsBlock, declare
+from pawlette.declare import FirstSystemText, Layout, SystemPrompt, ToolsBlock, declare
 from pawlette.declare.pieces import text_of
 from pawlette.detect import verify
 from pawlette.export.jinja import export_jinja
 from pawlette.format import Format
 from pawlette.formats.apertus.typescript import DeveloperBlock
+from pawlette.formats.cohere.concepts import CohereTools
 from pawlette.infer import Inference, Underived, infer_template
 from pawlette.infer.atoms import Tokens
 from pawlette.infer.core import DEFAULT_TODAY, TemplateRunner, _stages
@@ -241,3 +242,22 @@ def test_spark_tools_between_the_default_text_and_the_lead_of_the_system_text() 
     _verified_with_tools(inference, reference, template)
     assert inference.format is not None
     _writes_tools_as_the_template(inference.format, template.name)
+
+
+def test_command_r7b_tools_inside_its_fixed_preamble() -> None:
+    """Command R7B writes its tools inside the preamble every first system turn starts with
+    (between its safety and default sections): the preamble is cut there, the part before
+    the tools written with them, the rest closing the block, the whole without tools.  Its
+    calls open their turn otherwise, so the tools are refused for them, saying why."""
+    name = "CohereForAI-c4ai-command-r7b-12-2024-tool_use"
+    inference, _, _ = _inferred(name)
+    tools = _tools(inference)
+    assert type(tools) is CohereTools and (tools.place, tools.first) == ("system", True)
+    assert "# Default Preamble" in text_of(tools.close)
+    assert inference.layout is not None
+    (prompt,) = [c for c in inference.layout.concepts if isinstance(c, SystemPrompt)]
+    assert prompt.preamble == () and prompt.preamble_with_tools
+    assert text_of(prompt.preamble_without_tools).startswith(text_of(prompt.preamble_with_tools))
+    detail = {item.name: item for item in inference.capabilities}["tools"].detail
+    assert detail.endswith("a model's calls would read back as text")
+    _writes_tools_as_the_template(_lifted(inference.layout), name)

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..declare import FirstSystemText, Ignored, SystemPrompt, ToolsBlock
-from ..declare.pieces import text_of
+from ..declare.pieces import Lit, Marker, text_of
 from ..formats.kimi.k3 import FixedSystemTurn
 from .atoms import Tokens, excerpt
 from .draft import Draft
@@ -407,6 +407,9 @@ def _place(
         lead = _first_lead(draft)
         if first is None and lead and offset == position - len(lead):
             first = around  # (before what the first system text's lead: Spark2.5's)
+        inside = None if around is None else _inside_preamble(draft, with_text, offset, around)
+        if inside is not None:
+            return "system", *inside, True, ""
         if first is not None:
             open_text, close_text = first
             return _system_without_text(probe, draft, open_text, close_text, tools_item, True)
@@ -732,6 +735,35 @@ def _system_without_text(
         "tools", "not derived", f"the tools block opens with {lead!r} after system text"
     )
     return None
+
+
+def _inside_preamble(
+    draft: Draft, base: str, offset: int, around: tuple[str, str]
+) -> tuple[str, str] | None:
+    """``(open, close)`` where the template writes the block inside the preamble its first
+    system turn always starts with (Command R7B's, between its safety and default
+    sections): the preamble is cut there, what comes before it the system prompt's
+    preamble with tools, the whole its preamble without them, and what comes after it
+    closes the block."""
+    prompt = _system_prompt(draft)
+    if prompt is None or prompt.preamble_with_tools or prompt.preamble_without_tools:
+        return None
+    if not all(isinstance(piece, (Lit, Marker)) for piece in prompt.preamble):
+        return None  # (an option's text is not the preamble's own)
+    preamble = text_of(prompt.preamble)
+    start = base.find(preamble)
+    if not preamble or start < 0 or base.count(preamble) != 1:
+        return None
+    cut = offset - start
+    if not 0 < cut < len(preamble):
+        return None
+    draft.concepts[draft.concepts.index(prompt)] = dataclasses.replace(
+        prompt,
+        preamble=(),
+        preamble_with_tools=draft.fence(preamble[:cut]),
+        preamble_without_tools=prompt.preamble,
+    )
+    return around[0], around[1] + preamble[cut:]
 
 
 def _first_lead(draft: Draft) -> str:
