@@ -71,7 +71,8 @@ def test_tools_written_in_two_places_are_refused_saying_both() -> None:
 
 
 def test_a_request_with_tools_is_refused_saying_how_many_and_why() -> None:
-    # Functionary v3.1 writes each tool as a sentence and its JSON: no presentation of them.
+    # Functionary v3.1's tools are found, but the calls a model writes with them end their
+    # turn otherwise than other assistant turns: not derived, so the tools are refused.
     fmt = _infer("meetkai-functionary-medium-v3.1").format
     assert fmt is not None
     tool = {"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}
@@ -79,7 +80,7 @@ def test_a_request_with_tools_is_refused_saying_how_many_and_why() -> None:
         fmt.render({"messages": [{"role": "user", "content": "hi"}], "tools": [tool]})
     message = str(raised.value)
     assert message.startswith("tools: 1 given; expected none: inferred has no tools, which ")
-    assert "inference could not derive from the template (the template writes tools" in message
+    assert "could not derive from the template (the calls a model writes with them" in message
 
 
 def test_a_second_parameter_closed_otherwise_is_refused_saying_how() -> None:

@@ -31,6 +31,9 @@ from ..formats.ifm.tools import MarkdownTools, XmlTools
 from ..formats.kimi.k3 import SortedToolsBlock
 from ..formats.seed_oss.concepts import StubTools
 from ..types import Tool
+from .described_tools import DescribedTools
+from .literal_tools import LiteralTools
+from .namespace_tools import NamespaceTypes
 
 __all__ = ["PRESENTATIONS", "Presentation"]
 
@@ -56,11 +59,13 @@ class _Written:
 class Presentation:
     """A declared family's way of writing tools: ``concept`` with empty fences; ``items``:
     it writes each tool between ``item_open`` and ``item_close`` (found between two tools, as
-    for JSON items), else the tools as one text."""
+    for JSON items), else the tools as one text; ``always``: the concept writes its block
+    without tools too, its text without them (:meth:`empty`) where the tools go."""
 
     name: str
     concept: ToolsBlock
     items: bool = False
+    always: bool = False
 
     def text(self, tools: Sequence[dict[str, Any]]) -> str | None:
         """What the block writes for ``tools`` (OpenAI tools) between its fences; None: it
@@ -72,6 +77,11 @@ class Presentation:
         except (PawletteError, AttributeError, TypeError, ValueError, LookupError):
             return None  # (the block refuses the probe tools: not this presentation)
         return "".join(written.parts)
+
+    def empty(self) -> str:
+        """What the block writes in place of the tools when there are none ("" unless
+        ``always``)."""
+        return (self.text(()) or "") if self.always else ""
 
     def declare(self, **fields: Any) -> ToolsBlock:
         return dataclasses.replace(self.concept, **fields)
@@ -86,11 +96,15 @@ PRESENTATIONS: tuple[Presentation, ...] = (
     Presentation("Python stubs (Seed-OSS)", StubTools()),
     Presentation("tool lines (Command R7B)", CohereTools()),
     Presentation("Python stubs (Command R+)", PlusTools()),
-    Presentation("TypeScript types (Apertus)", DeveloperBlock()),
+    Presentation("TypeScript types (Apertus)", DeveloperBlock(), always=True),
     Presentation("Markdown (IFM)", MarkdownTools()),
     Presentation("XML (IFM)", XmlTools()),
     Presentation("Python signatures (Breeze)", PythonTools()),
     Presentation("JSON with signature descriptions (Hermes)", HermesTools()),
+    Presentation("Python literals (Apriel)", LiteralTools(), items=True),
+    Presentation("described JSON, HTML-escaped (Functionary v3.1)", DescribedTools(), True),
+    Presentation("described JSON (Functionary v3.1)", DescribedTools(escaped=False), True),
+    Presentation("TypeScript types in a namespace (Functionary v3.2)", NamespaceTypes(), True),
     Presentation("JSON array on lines (Bielik)", LinedToolArray()),
     Presentation("JSON array of functions on lines (Bielik)", LinedToolArray(wrap="function")),
     Presentation("sorted JSON (Kimi K3)", SortedToolsBlock(), items=True),

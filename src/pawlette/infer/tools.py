@@ -23,8 +23,8 @@ import json
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..declare import Ignored, SystemPrompt, ToolsBlock
-from ..declare.pieces import text_of
+from ..declare import FirstSystemText, Ignored, SystemPrompt, ToolsBlock
+from ..declare.pieces import Lit, Marker, text_of
 from ..formats.kimi.k3 import FixedSystemTurn
 from .atoms import Tokens, excerpt
 from .draft import Draft
@@ -245,7 +245,7 @@ def _derive_presented(
                 found = [candidate]
                 break
     presentation, single, item_open, item_close = found[0]
-    fields = _placed_fields(probe, draft, single, item_open, item_close)
+    fields = _placed_fields(probe, draft, single, item_open, item_close, presentation.empty())
     if fields is None:
         return
     _declare(draft, presentation.declare(**fields))
@@ -254,11 +254,15 @@ def _derive_presented(
 
 
 def _placed_fields(
-    probe: Probe, draft: Draft, single: str, item_open: str, item_close: str
+    probe: Probe, draft: Draft, single: str, item_open: str, item_close: str, empty: str = ""
 ) -> dict[str, Any] | None:
-    """The tools block's fields that say where the template writes it (:func:`_place`), and
-    its item fences; None: not placed (the capability says why)."""
-    placed = _place(probe, draft, single, item_open, item_close)
+    """The tools block's fields that say where the template writes it (:func:`_place`, or
+    :func:`_in_system_end` for a block written without tools too, ``empty`` in place of
+    them), and its item fences; None: not placed (the capability says why)."""
+    if empty:
+        placed = _in_system_end(probe, draft, item_open + single + item_close, empty)
+    else:
+        placed = _place(probe, draft, single, item_open, item_close)
     if placed is None:
         return None
     place, block_open, block_close, first_in_host, separator = placed
@@ -346,9 +350,17 @@ def _place(
             if around is not None and offset == position + len(host):
                 return name, around[0], around[1], False, ""
         del first_user
-        if around is not None and offset == len(draft.begin) and not has_system:
-            return "own_turn", around[0], around[1], False, ""
+        if not has_system:
+            # (a diff may place the block after text it ends with: Apriel 1.6's newline
+            # after its start's default text)
+            start = len(draft.begin)
+            moved = _shifted(base, offset, inserted, start)
+            own = around if offset == start else None if moved is None else block_of(moved)
+            if own is not None and not tokens.markers_in([base[start:offset]]):
+                return "own_turn", own[0], own[1], False, ""
         if around is not None and _before_fixed_turn(draft, offset):
+            return "own_turn", around[0], around[1], False, ""
+        if around is not None and _before_start_end(draft, offset, around):
             return "own_turn", around[0], around[1], False, ""
         inside = None if around is None else _inside_start(draft, offset, around)
         if inside is not None:
@@ -392,6 +404,12 @@ def _place(
         # '\n# Tools...' before the '\n' that opens the system text).
         ahead = _ahead(with_text, offset, inserted, position)
         first = around if offset == position else None if ahead is None else block_of(ahead)
+        lead = _first_lead(draft)
+        if first is None and lead and offset == position - len(lead):
+            first = around  # (before what the first system text's lead: Spark2.5's)
+        inside = None if around is None else _inside_preamble(draft, with_text, offset, around)
+        if inside is not None:
+            return "system", *inside, True, ""
         if first is not None:
             open_text, close_text = first
             return _system_without_text(probe, draft, open_text, close_text, tools_item, True)
@@ -412,6 +430,46 @@ def _place(
     del system
     not_derived(_misplaced(tokens, with_text, found))
     return None
+
+
+def _in_system_end(
+    probe: Probe, draft: Draft, tools_item: str, empty: str
+) -> tuple[str, str, str, bool, str] | None:
+    """A block the template writes in every conversation, ``empty`` where the tools go when
+    there are none, as part of the text that ends the first system turn (Apertus' developer
+    turn after ``<|system_end|>``): that end is cut after its first special token, the rest
+    the block's open and close, placed after the system turn (whose end is the cut one)."""
+    s1, u1 = probe.sentinel("s", 1), probe.sentinel("u", 1)
+    frame = draft.frames.get("system")
+    conversation = [message("system", s1), message("user", u1)]
+    without = probe.render(conversation)
+    given = probe.render(conversation, [PROBE_TOOLS[0]])
+    why = f"the template writes {empty!r} in place of the tools without them, not at the end of"
+    if frame is None or without is None or given is None or given.count(tools_item) != 1:
+        draft.capability("tools", "not derived", f"{why} a system turn")
+        return None
+    start = without.find(s1) + len(s1)
+    at = given.find(tools_item)
+    cut = at - start  # (where the tools go in the turn's end)
+    atoms = draft.tokens.atoms(frame.end)
+    lead = atoms[0] if atoms else ""
+    rest = frame.end[len(lead) :]
+    following = draft.tokens.atoms(rest)[:1]
+    if (
+        frame.after
+        or not draft.tokens.is_special(lead)
+        or not following
+        or not draft.tokens.is_special(following[0])
+        or not without.startswith(given[:at])
+        or not len(lead) <= cut <= len(frame.end) - len(empty)
+        or not without[start:].startswith(frame.end)
+        or frame.end[cut : cut + len(empty)] != empty
+        or without[at + len(empty) :] != given[at + len(tools_item) :]
+    ):
+        draft.capability("tools", "not derived", f"{why} the system turn after its end's mark")
+        return None
+    frame.end = lead
+    return "after_system", rest[: cut - len(lead)], rest[cut - len(lead) + len(empty) :], False, ""
 
 
 _PLACES = (
@@ -457,6 +515,25 @@ def _before_fixed_turn(draft: Draft, offset: int) -> bool:
     return True
 
 
+def _before_start_end(draft: Draft, offset: int, around: tuple[str, str]) -> bool:
+    """Whether a block with fences of its own goes into the text of the turn the template
+    starts every conversation with, before the special tokens that end it (Functionary
+    v3.1's tools in its generated system turn, before ``<|eot_id|>``): then the start is cut
+    there, its end a :class:`FixedSystemTurn` written after the block."""
+    begin, tokens = draft.begin, draft.tokens
+    if around == ("", "") or not 0 < offset < len(begin):
+        return False
+    ahead = tokens.atoms(begin[:offset])
+    if not ahead or tokens.is_special(ahead[-1]):
+        return False  # (the block would not be inside a turn's text)
+    rest = begin[offset:]
+    if not all(map(tokens.is_special, tokens.atoms(rest))):
+        return False
+    draft.begin = begin[:offset]
+    draft.concepts.append(FixedSystemTurn(draft.fence(rest)))
+    return True
+
+
 def _inside_start(draft: Draft, offset: int, around: tuple[str, str]) -> tuple[str, str] | None:
     """``(open, close)`` where the template writes the tools inside the text it starts every
     conversation with (Cohere's Command A MoE, an empty listing there without tools): that
@@ -486,7 +563,11 @@ def _declare(draft: Draft, tools: ToolsBlock) -> None:
     """``tools`` among the draft's concepts; a block on its own at the start before the
     turns written there (a fixed one, the system prompt's: Kimi K2's ``tool_declare`` turn
     comes before its default system turn)."""
-    kinds = (FixedSystemTurn, SystemPrompt) if tools.place == "own_turn" else (FixedSystemTurn,)
+    kinds: tuple[type, ...] = (FixedSystemTurn,)
+    if tools.place == "own_turn":
+        kinds = (FixedSystemTurn, SystemPrompt)
+    elif tools.place == "system" and tools.first:
+        kinds = (FixedSystemTurn, FirstSystemText)  # (its lead follows the block)
     after = [n for n, item in enumerate(draft.concepts) if isinstance(item, kinds)]
     draft.concepts.insert(after[0] if after else len(draft.concepts), tools)
 
@@ -654,6 +735,44 @@ def _system_without_text(
         "tools", "not derived", f"the tools block opens with {lead!r} after system text"
     )
     return None
+
+
+def _inside_preamble(
+    draft: Draft, base: str, offset: int, around: tuple[str, str]
+) -> tuple[str, str] | None:
+    """``(open, close)`` where the template writes the block inside the preamble its first
+    system turn always starts with (Command R7B's, between its safety and default
+    sections): the preamble is cut there, what comes before it the system prompt's
+    preamble with tools, the whole its preamble without them, and what comes after it
+    closes the block."""
+    prompt = _system_prompt(draft)
+    if prompt is None or prompt.preamble_with_tools or prompt.preamble_without_tools:
+        return None
+    if not all(isinstance(piece, (Lit, Marker)) for piece in prompt.preamble):
+        return None  # (an option's text is not the preamble's own)
+    preamble = text_of(prompt.preamble)
+    start = base.find(preamble)
+    if not preamble or start < 0 or base.count(preamble) != 1:
+        return None
+    cut = offset - start
+    if not 0 < cut < len(preamble):
+        return None
+    draft.concepts[draft.concepts.index(prompt)] = dataclasses.replace(
+        prompt,
+        preamble=(),
+        preamble_with_tools=draft.fence(preamble[:cut]),
+        preamble_without_tools=prompt.preamble,
+    )
+    return around[0], around[1] + preamble[cut:]
+
+
+def _first_lead(draft: Draft) -> str:
+    """What the template writes before the first system message's text (the draft's
+    :class:`FirstSystemText` lead), or nothing."""
+    for concept in draft.concepts:
+        if isinstance(concept, FirstSystemText):
+            return text_of(concept.lead)
+    return ""
 
 
 def _system_prompt(draft: Draft) -> SystemPrompt | None:

@@ -1,0 +1,85 @@
+"""Tools written as Python literals (``{{ tool|string }}``): Apriel's presentation as a
+plain :class:`~pawlette.declare.ToolsBlock`, placed wherever inference finds it.
+
+Apriel's own concepts (:mod:`pawlette.formats.apriel.tools`) write the block in every system
+turn, with a close of their own for the turn written without a system message; a template
+that writes the same literals once, where a tools block goes, is this block: each tool as
+Python's ``repr`` of the tool object (or of its ``function``), between the item fences.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..codecs.python_calls import python_literal_or_none
+from ..codecs.python_literals import python_literal
+from ..declare import ToolsBlock
+from ..declare.pieces import text_of
+from ..declare.python_calls import literal_macros
+from ..declare.readers import Described
+from ..engine.kept import Kept, marshal_key
+from ..formats.apriel.tools import ReprLinesReader, split_literals
+
+if TYPE_CHECKING:
+    from ..declare.jinja import Template
+    from ..declare.table import Table
+    from ..engine.machine import Parser, ReaderFactory
+
+__all__ = ["LiteralTools"]
+
+_LITERALS: Kept[str] = Kept(limit=256, longest=1 << 14)
+"""Tools written as Python literals, by content."""
+
+
+@dataclass(frozen=True)
+class LiteralTools(ToolsBlock):
+    """A :class:`~pawlette.declare.ToolsBlock` whose items are Python literals (``repr``
+    of the tool object), not JSON; read back the same way."""
+
+    def dump(self, value: Any) -> str:
+        # (Kept by the value's content: the same tools come with every request.)
+        return _LITERALS.get(
+            marshal_key(value), lambda: python_literal(value, quote="repr", path="tools")
+        )
+
+    def items_reader(self, table: Table) -> ReaderFactory:
+        item_open, item_close = text_of(self.item_open), text_of(self.item_close)
+        joiner = item_close + item_open
+
+        def make(parser: Parser) -> _LiteralsReader:
+            return _LiteralsReader(parser, item_open, item_close, joiner)
+
+        return Described("tool objects as Python literals", make)
+
+    def jinja_setup(self, out: Template) -> None:
+        super().jinja_setup(out)
+        literal_macros(out)
+
+    def jinja_block(self, out: Template, *, separated: bool = False) -> None:
+        out.fence(self.separated_open if separated else self.open)
+        value = "tool" if self.wrap == "openai" else "tool.function"
+        out.out("{%- for tool in (tools if has_tools else []) -%}")
+        out.fence(self.item_open)
+        out.out(f"{{{{- python_literal({value}, 'repr', 'tools') -}}}}")
+        out.fence(self.item_close)
+        out.out("{%- endfor -%}")
+        out.fence(self.close)
+
+
+class _LiteralsReader(ReprLinesReader):
+    """The block's tool objects, each a Python literal between the item fences."""
+
+    __slots__ = ("_item_close", "_item_open", "_joiner")
+
+    def __init__(self, parser: Parser, item_open: str, item_close: str, joiner: str) -> None:
+        super().__init__(parser)
+        self._item_open, self._item_close, self._joiner = item_open, item_close, joiner
+
+    def values(self, text: str) -> list[object]:
+        if not text.startswith(self._item_open) or not text.endswith(self._item_close):
+            return [None]
+        inner = text[len(self._item_open) : len(text) - len(self._item_close)]
+        if not self._joiner:  # (run together: each the shortest literal that reads)
+            return list(split_literals(inner) or [None])
+        return [python_literal_or_none(item) for item in inner.split(self._joiner)]
