@@ -34,11 +34,15 @@ def renamed_inference() -> Inference:
     return infer_template(text, **tokens)
 
 
-def _compared(fmt: Format, runner: TemplateRunner, variables: dict[str, Any]) -> int:
+def _compared(
+    fmt: Format, runner: TemplateRunner, variables: dict[str, Any], avoid: tuple[str, ...] = ()
+) -> int:
     """How many renders of generated conversations ``fmt`` and the template (with
-    ``variables``) both wrote; each pair must be byte for byte the same."""
+    ``variables``) both wrote; each pair must be byte for byte the same.  The conversations
+    spell none of the format's markers nor ``avoid``."""
     compared = 0
-    for conversation in generate_conversations(24, seed=5, avoid=fmt.special_markers):
+    avoided = (*fmt.special_markers, *avoid)
+    for conversation in generate_conversations(24, seed=5, avoid=avoided):
         for prompt in (False,) if conversation.ends_with == "assistant" else (True, False):
             try:
                 ours = fmt.render(conversation.request, add_generation_prompt=prompt).text
@@ -195,12 +199,65 @@ def test_a_switch_whose_other_value_is_not_inferred_is_reported() -> None:
         inference.format.with_options(enable_thinking=True)
 
 
-def test_a_switch_without_a_default_among_its_values_is_reported() -> None:
+def test_a_switch_without_a_default_among_its_values_is_three_way() -> None:
     inference = infer_template(UNDEFINED_DEFAULT)
-    assert inference.format is not None
+    fmt = inference.format
+    assert fmt is not None and inference.layout is not None
     (switch,) = [item for item in inference.capabilities if item.name.startswith("switch ")]
-    assert (switch.name, switch.status) == ("switch enable_thinking", "not derived")
-    assert "renders unlike both true and false" in switch.detail
+    assert (switch.name, switch.status) == ("switch enable_thinking", "derived")
+    assert "default unset" in switch.detail
+    assert fmt.options.enable_thinking is None
+    (declared,) = inference.layout.switches
+    assert declared.values == (None, True, False)
+    user = [{"role": "user", "content": "Hi"}]
+    written = {
+        value: fmt.with_options(enable_thinking=value).render(user, add_generation_prompt=True).text
+        for value in (None, True, False)
+    }
+    assert written == {
+        None: "<|user|>Hi<|end|><|assistant|>",
+        True: "<|user|>Hi<|end|><|assistant|><think>",
+        False: "<|user|>Hi<|end|><|assistant|><nothink>",
+    }
+    with pytest.raises(RequestError, match="true, false or None"):
+        fmt.with_options(enable_thinking="yes")
+
+
+THREE_WAY = ("llama-cpp-rwkv-world", "openbmb-MiniCPM5-1B")
+"""Corpus templates that write nothing after the generation prompt without
+``enable_thinking``, an empty think block with it false and an open one with it true."""
+
+
+@pytest.mark.parametrize("name", THREE_WAY)
+def test_a_three_way_switch_renders_each_value_as_the_template(name: str) -> None:
+    template = corpus_template(name)
+    tokens = {
+        key: value
+        for key, value in (("bos_token", template.bos_token), ("eos_token", template.eos_token))
+        if value is not None
+    }
+    inference = infer_template(template.text, **tokens)
+    fmt = inference.format
+    assert fmt is not None and inference.layout is not None
+    (switch,) = [item for item in inference.capabilities if item.name.startswith("switch ")]
+    assert (switch.name, switch.status) == ("switch enable_thinking", "derived")
+    assert fmt.options.enable_thinking is None
+    original = TemplateRunner(template.text, tokens)
+    exported_text = export_jinja(fmt)
+    assert "enable_thinking" in exported_text
+    exported = TemplateRunner(exported_text, tokens)
+    # RWKV's template keeps only what follows a "</think>" in an assistant's text, which no
+    # declaration writes: the conversations do not spell it.
+    avoid = ("</think>",)
+    for value in (None, True, False):
+        variables = {} if value is None else {"enable_thinking": value}
+        switched = fmt.with_options(enable_thinking=value)
+        assert _compared(switched, original, variables, avoid) >= 24
+        assert _compared(switched, exported, variables, avoid) >= 24
+    namespace: dict[str, Any] = {}
+    exec(compile(inference.source(), "declaration", "exec"), namespace)
+    assert namespace["LAYOUT"] == inference.layout
+    assert namespace["FORMAT"].with_options(enable_thinking=True).options.enable_thinking is True
 
 
 def test_a_switch_the_caller_passes_is_not_derived_again() -> None:

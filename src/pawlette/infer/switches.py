@@ -10,8 +10,11 @@ is a switch: the declaration is inferred again with the variable set to the othe
 When that one verifies too, the inferred format gets an option named as the variable (its
 default: the template's own, the variable absent); setting it selects the other declaration,
 and the format's exported chat template reads the variable
-(:class:`~pawlette.declare.switch.Switch`).  A switch whose other value cannot be inferred
-is reported as not derived, with why, and the format renders the template's default.
+(:class:`~pawlette.declare.switch.Switch`).  A variable whose absence renders unlike both
+values is a three-way switch: the option takes ``None`` too, its default (the variable
+unset), and the declaration is inferred for ``true`` and for ``false``.  A switch whose
+other values cannot be inferred is reported as not derived, with why, and the format renders
+the template's default.
 
 The cost is bounded: at most :data:`CANDIDATES` variables are tried, and at most
 :data:`SWITCHES` are derived (the second needs an inference for each value of the first).
@@ -88,6 +91,8 @@ _SWITCH_NAME = re.compile(r"think|reason", re.IGNORECASE)
 _NOT_BOOLEAN = re.compile(r"effort|budget|level|mode|format", re.IGNORECASE)
 
 Renders = tuple[str | None, ...]
+Value = bool | None
+"""A switch's value: true, false, or None (the variable unset, of a three-way switch)."""
 
 
 def read_variables(runner: TemplateRunner) -> list[str]:
@@ -133,15 +138,20 @@ def _renders(runner: TemplateRunner, variables: Mapping[str, Any]) -> Renders:
 
 @dataclasses.dataclass(frozen=True)
 class _Found:
-    """A variable whose value changes the renders: its default and the other value."""
+    """A variable whose value changes the renders: its default (None: the template renders
+    the variable unset unlike either value) and the other values."""
 
     variable: str
-    default: bool
-    other: bool
+    default: Value
+    others: tuple[bool, ...]
+
+    @property
+    def values(self) -> tuple[Value, ...]:
+        return (self.default, *self.others)
 
 
-def _found(runner: TemplateRunner, variable: str, given: Mapping[str, Any]) -> _Found | str | None:
-    """The switch ``variable`` is (a string: why it is not one; None: it changes nothing)."""
+def _found(runner: TemplateRunner, variable: str, given: Mapping[str, Any]) -> _Found | None:
+    """The switch ``variable`` is (None: it changes nothing, or it is not a boolean)."""
     absent = _renders(runner, given)
     on = _renders(runner, {**given, variable: True})
     off = _renders(runner, {**given, variable: False})
@@ -150,17 +160,21 @@ def _found(runner: TemplateRunner, variable: str, given: Mapping[str, Any]) -> _
     if None in on or None in off:
         return None  # a value the template refuses is not one it takes: not a boolean
     if absent == on:
-        return _Found(variable, True, False)
+        return _Found(variable, True, (False,))
     if absent == off:
-        return _Found(variable, False, True)
-    return "without the variable the template renders unlike both true and false"
+        return _Found(variable, False, (True,))
+    return _Found(variable, None, (True, False))  # three-way: unset is a value of its own
 
 
 @functools.cache
-def _options_type(defaults: tuple[tuple[str, bool], ...]) -> type:
+def _options_type(defaults: tuple[tuple[str, Value], ...]) -> type:
     """The options of a switched inferred format: ``today`` and a field per switch (one
-    class per set of switches, so layouts built twice compare equal)."""
-    fields = [(name, bool, dataclasses.field(default=value)) for name, value in defaults]
+    class per set of switches, so layouts built twice compare equal); a three-way switch's
+    field takes None, its default."""
+    fields = [
+        (name, bool if value is not None else bool | None, dataclasses.field(default=value))
+        for name, value in defaults
+    ]
     made: type = dataclasses.make_dataclass(
         "SwitchedOptions",
         fields,
@@ -172,17 +186,22 @@ def _options_type(defaults: tuple[tuple[str, bool], ...]) -> type:
 
 
 def switched_layout(
-    defaults: Mapping[str, bool], layouts: Mapping[tuple[bool, ...], Layout]
+    defaults: Mapping[str, Value], layouts: Mapping[tuple[Value, ...], Layout]
 ) -> Layout:
     """The layout of the switches' defaults, its options holding the switches.
 
     ``defaults``: each switch's variable (the option's name too) and the template's value
-    without it; ``layouts``: the layout inferred for each set of the switches' values, in
-    the order of ``defaults`` (the date option, when there is one, is the same in each).
-    Other values of the options select the layout inferred for them."""
+    without it (None: a three-way switch, the variable unset); ``layouts``: the layout
+    inferred for each set of the switches' values, in the order of ``defaults`` (the date
+    option, when there is one, is the same in each).  A switch takes the values its place
+    in the keys of ``layouts`` holds; other values of the options select the layout
+    inferred for them."""
     names = tuple(defaults)
     options_type = _options_type(tuple(defaults.items()))
-    switches = tuple(Switch(name, name) for name in names)
+    switches = tuple(
+        Switch(name, name, values=_values({key[place] for key in layouts}))
+        for place, name in enumerate(names)
+    )
     base = layouts[tuple(defaults[name] for name in names)]
     today = getattr(base.options, "today", None)
 
@@ -195,12 +214,13 @@ def switched_layout(
         }
 
     def layout_for(options: Any) -> Layout:
-        key = []
-        for name in names:
+        key: list[Value] = []
+        for name, switch in zip(names, switches, strict=True):
             value = getattr(options, name)
-            if not isinstance(value, bool):
+            if not (isinstance(value, bool) or value is None) or value not in switch.values:
+                expected = "true or false" if None not in switch.values else "true, false or None"
                 raise RequestError(
-                    f"options.{name}", repr(value), "true or false (the template's switch)"
+                    f"options.{name}", repr(value), f"{expected} (the template's switch)"
                 )
             key.append(value)
         return dataclasses.replace(
@@ -214,14 +234,19 @@ def switched_layout(
     return layout_for(options_type(today=today, **defaults))
 
 
-def switch_layouts(layout: Layout) -> dict[tuple[bool, ...], Layout]:
+def _values(taken: set[Value]) -> tuple[Value, ...]:
+    """A switch's values in the order its option lists them: unset, true, false."""
+    return tuple(value for value in (None, True, False) if value in taken)
+
+
+def switch_layouts(layout: Layout) -> dict[tuple[Value, ...], Layout]:
     """The layouts a :func:`switched_layout` selects from, as they were inferred, by the
     switches' values (``layout.switches`` order)."""
     names = [switch.option for switch in layout.switches]
     assert layout.from_options is not None
     found = {}
     today = getattr(layout.options, "today", None)
-    for key in itertools.product((True, False), repeat=len(names)):
+    for key in itertools.product(*(switch.values for switch in layout.switches)):
         options = dataclasses.replace(layout.options, **dict(zip(names, key, strict=True)))
         chosen = layout.from_options(options)
         found[key] = dataclasses.replace(
@@ -248,14 +273,11 @@ def with_switches(
     tried = candidates(read)[:CANDIDATES]
     found: list[_Found] = []
     reports: list[Capability] = []
-    layouts: dict[tuple[bool, ...], Layout] = {(): inference.layout}
+    layouts: dict[tuple[Value, ...], Layout] = {(): inference.layout}
     for variable in tried:
         what = f"switch {variable}"
         switch = _found(runner, variable, {})
         if switch is None:
-            continue
-        if isinstance(switch, str):
-            reports.append(Capability(what, "not derived", switch))
             continue
         if len(found) == SWITCHES:
             reports.append(
@@ -281,34 +303,35 @@ def with_switches(
     return dataclasses.replace(inference, **changes)
 
 
-def _word(value: bool) -> str:
-    return "true" if value else "false"
+def _word(value: Value) -> str:
+    return "unset" if value is None else "true" if value else "false"
 
 
 def _grow(
-    layouts: Mapping[tuple[bool, ...], Layout],
+    layouts: Mapping[tuple[Value, ...], Layout],
     found: Sequence[_Found],
     switch: _Found,
     again: Callable[[Mapping[str, Any]], Any],
-) -> tuple[dict[tuple[bool, ...], Layout] | None, str]:
+) -> tuple[dict[tuple[Value, ...], Layout] | None, str]:
     """The layouts for every value of the switches ``found`` and ``switch`` (None, and why,
     when one cannot be inferred), and what was verified."""
     grown = {(*key, switch.default): layout for key, layout in layouts.items()}
     figures = []
-    for key in itertools.product(*((item.default, item.other) for item in found)):
-        variables = {
-            item.variable: value
-            for item, value in zip(found, key, strict=True)
-            if value != item.default
-        }
-        variables[switch.variable] = switch.other
-        setting = ", ".join(f"{name}={_word(value)}" for name, value in variables.items())
-        inferred = again(variables)
-        if not inferred.accepted:
-            return None, f"with {setting} the declaration is not inferred: {inferred.refusal}"
-        flipped = (*key, switch.other)
-        grown[flipped] = inferred.layout
-        figures.append(f"with {setting}: {inferred.verification.describe()}")
+    for key in itertools.product(*(item.values for item in found)):
+        for other in switch.others:
+            variables = {
+                item.variable: value
+                for item, value in zip(found, key, strict=True)
+                if value != item.default
+            }
+            variables[switch.variable] = other
+            setting = ", ".join(f"{name}={_word(value)}" for name, value in variables.items())
+            inferred = again(variables)
+            if not inferred.accepted:
+                return None, f"with {setting} the declaration is not inferred: {inferred.refusal}"
+            flipped = (*key, other)
+            grown[flipped] = inferred.layout
+            figures.append(f"with {setting}: {inferred.verification.describe()}")
     default = f"the {switch.variable} option (default {_word(switch.default)}, the template's "
     default += "own without the variable); " + "; ".join(figures)
     return grown, default
