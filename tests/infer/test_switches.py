@@ -286,3 +286,45 @@ def test_two_switches_render_every_combination_as_the_template() -> None:
         switched = fmt.with_options(**variables)
         assert _compared(switched, original, variables) >= 24
         assert _compared(switched, exported, variables) >= 24
+
+
+def test_a_switch_whose_prompt_opens_the_block_renders_and_reads_as_the_template() -> None:
+    """DeepSeek V3.1 reads ``thinking``, else ``enable_thinking``: set, the generation prompt
+    opens ``<think>`` and the model's turn starts inside the block."""
+    template = corpus_template("deepseek-ai-DeepSeek-V3.1")
+    tokens = {"bos_token": template.bos_token, "eos_token": template.eos_token}
+    inference = infer_template(template.text, **tokens)
+    fmt = inference.format
+    assert fmt is not None and inference.layout is not None
+    (switch,) = inference.layout.switches
+    assert (switch.variable, switch.fallback) == ("thinking", ("enable_thinking",))
+    assert fmt.options.thinking is False
+    statuses = {item.name: item.status for item in inference.capabilities}
+    assert statuses["switch thinking"] == statuses["switch enable_thinking"] == "derived"
+    original = TemplateRunner(template.text, tokens)
+    for value in (True, False):
+        # With thinking on, tool results are not derived (the switch says so): the
+        # conversations holding them are refused, and the others compared.
+        compared = _compared(fmt.with_options(thinking=value), original, {"thinking": value})
+        assert compared >= (8 if value else 24)
+    (said,) = [item.detail for item in inference.capabilities if item.name == "switch thinking"]
+    assert "(not derived with it: tool results)" in said
+    thinking = fmt.with_options(thinking=True)
+    user = [{"role": "user", "content": "Hi"}]
+    assert thinking.render(user, add_generation_prompt=True).text.endswith("<｜Assistant｜><think>")
+    completion = thinking.parse("Greet back.</think>Hello!<｜end▁of▁sentence｜>").message
+    assert (completion["reasoning_content"], completion["content"]) == ("Greet back.", "Hello!")
+    # The exported template reads thinking, else enable_thinking, as the model's does.
+    exported = TemplateRunner(export_jinja(fmt), tokens)
+    for values in itertools.product((True, False, None), repeat=2):
+        variables = {
+            name: value
+            for name, value in zip(("thinking", "enable_thinking"), values, strict=True)
+            if value is not None
+        }
+        theirs = original.render(user, add_generation_prompt=True, variables=variables).text
+        ours = exported.render(user, add_generation_prompt=True, variables=variables).text
+        assert ours == theirs, variables
+    namespace: dict[str, Any] = {}
+    exec(compile(inference.source(), "declaration", "exec"), namespace)
+    assert namespace["LAYOUT"] == inference.layout

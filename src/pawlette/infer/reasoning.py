@@ -79,6 +79,20 @@ def _opener(probe: Probe, shared: str, before: str) -> str:
     return "".join(atoms)
 
 
+def _opened_by_both(probe: Probe, shared: str, absent: str) -> str | None:
+    """The block's open at the end of what the prompt and a turn without reasoning share,
+    when that turn closes the block right after it (DeepSeek V3.1 with ``thinking``: the
+    prompt ends ``<think>``, a past turn writes ``<think></think>``); None otherwise."""
+    atoms = probe.tokens.atoms(shared)
+    cut = len(atoms)
+    while cut and atoms[cut - 1].isspace():
+        cut -= 1
+    close = close_of(atoms[cut - 1]) if cut else None
+    if close is None or not absent.lstrip().startswith(close):
+        return None
+    return "".join(atoms[cut - 1 :])
+
+
 def derive_reasoning(probe: Probe, draft: Draft) -> None:
     if draft.skip("reasoning"):
         return
@@ -101,6 +115,7 @@ def derive_reasoning(probe: Probe, draft: Draft) -> None:
     start = last.find(lead)
     region = last[start + len(lead) : last.find(a1)] if start >= 0 and a1 in last else ""
     keep = "none"
+    opened: str | None = None
     if r1 in region:
         before, after = region.split(r1, 1)
         opener = _opener(probe, common_prefix(tokens, history_open, before, prompt), before)
@@ -123,8 +138,16 @@ def derive_reasoning(probe: Probe, draft: Draft) -> None:
         opener = common_prefix(tokens, history_open, prompt)
         absent = history_open[len(opener) :]
         added = prompt[len(opener) :]
+        opened = _opened_by_both(probe, opener, absent) if not added else None
+        if opened is not None:
+            # The prompt opens the block and a past turn closes it at once: the prompt is
+            # the opener's start with the block opened (``prompt="opened"``), and the past
+            # turn's empty block stays in its opener, as the template writes it only there.
+            opener, absent = history_open, ""
         split = _split_block(probe, added) or _split_block(probe, absent)
-        if split is None and added.strip() and close_of(added.strip()) is not None:
+        if opened is not None:
+            split = opened, history_open[len(prompt) :]
+        elif split is None and added.strip() and close_of(added.strip()) is not None:
             split = (added, close_of(added.strip()) or "")
             draft.notes.append(
                 f"The reasoning block's close {split[1]!r} is inferred from its open "
@@ -150,6 +173,8 @@ def derive_reasoning(probe: Probe, draft: Draft) -> None:
         return
     rest = prompt[len(opener) :]
     mode = {"": "", opening: "open", opening + closing: "empty"}.get(rest)
+    if opened is not None:
+        mode = None  # the prompt is kept as derived: its block is "opened"
     empty_on_last = False
     if draft.last_extra:
         if draft.last_extra != opening + closing or keep != "after_last_query":
@@ -166,7 +191,7 @@ def derive_reasoning(probe: Probe, draft: Draft) -> None:
     frame.prompt_after.pop("user", None)
     if mode is None:
         frame.prompt_after["user"] = prompt
-        mode = ""
+        mode = "opened" if opened is not None else ""
     draft.concepts.append(
         Reasoning(
             open=draft.fence(opening),

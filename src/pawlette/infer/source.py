@@ -255,6 +255,11 @@ def declaration_source(layout: Layout, docstring: str) -> str:
     listed = "".join(
         f"        ({', '.join(map(repr, key))},): {_constant(key, names)},\n" for key in bodies
     )
+    fallbacks = ", ".join(
+        f"{_string(switch.option)}: {switch.fallback!r}"
+        for switch in layout.switches
+        if switch.fallback
+    )
     lines += [
         "",
         "# The template's switches: each option selects the layout inferred for its value.",
@@ -263,6 +268,7 @@ def declaration_source(layout: Layout, docstring: str) -> str:
         "    {",
         listed.rstrip("\n"),
         "    },",
+        *([f"    {{{fallbacks}}},"] if fallbacks else []),
         ")",
         "",
         "FORMAT = declare(LAYOUT)",

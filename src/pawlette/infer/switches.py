@@ -144,6 +144,7 @@ class _Found:
     variable: str
     default: Value
     others: tuple[bool, ...]
+    fallback: tuple[str, ...] = ()
 
     @property
     def values(self) -> tuple[Value, ...]:
@@ -186,7 +187,9 @@ def _options_type(defaults: tuple[tuple[str, Value], ...]) -> type:
 
 
 def switched_layout(
-    defaults: Mapping[str, Value], layouts: Mapping[tuple[Value, ...], Layout]
+    defaults: Mapping[str, Value],
+    layouts: Mapping[tuple[Value, ...], Layout],
+    fallbacks: Mapping[str, tuple[str, ...]] | None = None,
 ) -> Layout:
     """The layout of the switches' defaults, its options holding the switches.
 
@@ -195,11 +198,17 @@ def switched_layout(
     inferred for each set of the switches' values, in the order of ``defaults`` (the date
     option, when there is one, is the same in each).  A switch takes the values its place
     in the keys of ``layouts`` holds; other values of the options select the layout
-    inferred for them."""
+    inferred for them.  ``fallbacks``: the variables a switch's template reads, in order,
+    when its own is not passed (DeepSeek V3.1's ``thinking``, else ``enable_thinking``)."""
     names = tuple(defaults)
     options_type = _options_type(tuple(defaults.items()))
     switches = tuple(
-        Switch(name, name, values=_values({key[place] for key in layouts}))
+        Switch(
+            name,
+            name,
+            values=_values({key[place] for key in layouts}),
+            fallback=(fallbacks or {}).get(name, ()),
+        )
         for place, name in enumerate(names)
     )
     base = layouts[tuple(defaults[name] for name in names)]
@@ -271,26 +280,33 @@ def with_switches(
     began = time.perf_counter()
     read = [name for name in read_variables(runner) if name not in runner.variables]
     tried = candidates(read)[:CANDIDATES]
+    switches = [item for item in (_found(runner, name, {}) for name in tried) if item is not None]
+    switches, read_instead = _with_fallbacks(runner, switches)
     found: list[_Found] = []
     reports: list[Capability] = []
     layouts: dict[tuple[Value, ...], Layout] = {(): inference.layout}
-    for variable in tried:
-        what = f"switch {variable}"
-        switch = _found(runner, variable, {})
-        if switch is None:
-            continue
+    for switch in switches:
+        what = f"switch {switch.variable}"
         if len(found) == SWITCHES:
             reports.append(
                 Capability(what, "not derived", f"at most {SWITCHES} switches are derived")
             )
             continue
-        grown, said = _grow(layouts, found, switch, again)
+        grown, said = _grow(layouts, found, switch, again, _not_derived(inference))
         if grown is None:
             reports.append(Capability(what, "not derived", said))
             continue
         layouts = grown
         found.append(switch)
         reports.append(Capability(what, "derived", said))
+    for variable, winner in read_instead.items():
+        derived = any(item.variable == winner for item in found)
+        said = f"read as the {winner} option when {winner} is not passed"
+        if not derived:
+            said += f" (the {winner} switch is not derived)"
+        reports.append(
+            Capability(f"switch {variable}", "derived" if derived else "not derived", said)
+        )
     if not reports:
         return inference
     changes: dict[str, Any] = {
@@ -298,7 +314,9 @@ def with_switches(
         "seconds": inference.seconds + time.perf_counter() - began,
     }
     if found:
-        layout = switched_layout({item.variable: item.default for item in found}, layouts)
+        fallbacks = {item.variable: item.fallback for item in found if item.fallback}
+        defaults = {item.variable: item.default for item in found}
+        layout = switched_layout(defaults, layouts, fallbacks)
         changes.update(layout=layout, format=declare(layout))
     return dataclasses.replace(inference, **changes)
 
@@ -307,14 +325,60 @@ def _word(value: Value) -> str:
     return "unset" if value is None else "true" if value else "false"
 
 
+def _with_fallbacks(
+    runner: TemplateRunner, switches: list[_Found]
+) -> tuple[list[_Found], dict[str, str]]:
+    """``switches`` with each that another one stands in for (read only when that other one
+    is not passed: DeepSeek V3.1 reads ``thinking``, else ``enable_thinking``) named as its
+    fallback, and those read instead (their variable: the switch's)."""
+    read_instead: dict[str, str] = {}
+    result = []
+    for switch in switches:
+        fallback = tuple(
+            other.variable
+            for other in switches
+            if other is not switch
+            and other.variable not in read_instead
+            and switch.variable not in read_instead
+            and _stands_in(runner, switch.variable, other.variable)
+        )
+        read_instead.update(dict.fromkeys(fallback, switch.variable))
+        result.append(dataclasses.replace(switch, fallback=fallback))
+    return [item for item in result if item.variable not in read_instead], read_instead
+
+
+def _stands_in(runner: TemplateRunner, variable: str, fallback: str) -> bool:
+    """Whether the template reads ``fallback`` as ``variable`` when ``variable`` is not
+    passed, and ignores it when it is."""
+    values = (True, False)
+    if any(
+        _renders(runner, {fallback: value}) != _renders(runner, {variable: value})
+        for value in values
+    ):
+        return False
+    return all(
+        _renders(runner, {fallback: other, variable: value}) == _renders(runner, {variable: value})
+        for value in values
+        for other in values
+    )
+
+
+def _not_derived(inference: Any) -> set[str]:
+    """The names of the capabilities ``inference`` did not derive."""
+    return {item.name for item in inference.capabilities if item.status == "not derived"}
+
+
 def _grow(
     layouts: Mapping[tuple[Value, ...], Layout],
     found: Sequence[_Found],
     switch: _Found,
     again: Callable[[Mapping[str, Any]], Any],
+    missing: set[str],
 ) -> tuple[dict[tuple[Value, ...], Layout] | None, str]:
     """The layouts for every value of the switches ``found`` and ``switch`` (None, and why,
-    when one cannot be inferred), and what was verified."""
+    when one cannot be inferred), and what was verified: the figures, and what an inference
+    with a switch set did not derive beyond what the template's default lacks (``missing``:
+    its names)."""
     grown = {(*key, switch.default): layout for key, layout in layouts.items()}
     figures = []
     for key in itertools.product(*(item.values for item in found)):
@@ -331,7 +395,11 @@ def _grow(
                 return None, f"with {setting} the declaration is not inferred: {inferred.refusal}"
             flipped = (*key, other)
             grown[flipped] = inferred.layout
-            figures.append(f"with {setting}: {inferred.verification.describe()}")
+            figure = f"with {setting}: {inferred.verification.describe()}"
+            lacking = sorted(_not_derived(inferred) - missing)
+            if lacking:
+                figure += f" (not derived with it: {', '.join(lacking)})"
+            figures.append(figure)
     default = f"the {switch.variable} option (default {_word(switch.default)}, the template's "
     default += "own without the variable); " + "; ".join(figures)
     return grown, default
