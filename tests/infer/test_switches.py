@@ -328,3 +328,37 @@ def test_a_switch_whose_prompt_opens_the_block_renders_and_reads_as_the_template
     namespace: dict[str, Any] = {}
     exec(compile(inference.source(), "declaration", "exec"), namespace)
     assert namespace["LAYOUT"] == inference.layout
+
+
+@pytest.mark.parametrize(
+    ("name", "lacking"),
+    [
+        ("deepseek-ai-DeepSeek-V3.2", ""),
+        ("deepseek-ai-DeepSeek-V4", " (not derived with it: tool calls, tool results, tools)"),
+    ],
+)
+def test_a_switch_that_keeps_a_block_after_the_last_query_is_derived(
+    name: str, lacking: str
+) -> None:
+    """DeepSeek V3.2 and V4 with ``thinking``: the answers after the last user message write
+    a block, ``<think>REASONING</think>``, the earlier ones ``</think>`` alone."""
+    template = corpus_template(name)
+    tokens = {"bos_token": template.bos_token, "eos_token": template.eos_token}
+    inference = infer_template(template.text, **tokens)
+    fmt = inference.format
+    assert fmt is not None and inference.layout is not None
+    (switch,) = inference.layout.switches
+    assert (switch.variable, switch.fallback) == ("thinking", ("enable_thinking",))
+    (said,) = [item.detail for item in inference.capabilities if item.name == "switch thinking"]
+    assert said.endswith(lacking)
+    original = TemplateRunner(template.text, tokens)
+    for value in (True, False):
+        compared = _compared(fmt.with_options(thinking=value), original, {"thinking": value})
+        # With V4's thinking on, tools are not derived: conversations with tools are refused.
+        assert compared >= (8 if value and lacking else 24)
+    conversation = [
+        {"role": "user", "content": "Hi"},
+        {"role": "assistant", "content": "Hello", "reasoning_content": "Greet."},
+    ]
+    written = fmt.with_options(thinking=True).render(conversation).text
+    assert written.endswith("<｜Assistant｜><think>Greet.</think>Hello<｜end▁of▁sentence｜>")

@@ -175,8 +175,29 @@ def derive_reasoning(probe: Probe, draft: Draft) -> None:
     mode = {"": "", opening: "open", opening + closing: "empty"}.get(rest)
     if opened is not None:
         mode = None  # the prompt is kept as derived: its block is "opened"
-    empty_on_last = False
-    if draft.last_extra:
+    empty_on_last = empty_after_last_query = False
+    if draft.last_extra_before:
+        # The last turn opens a block where the others write its close alone: every turn
+        # after the last query writes a block, empty without reasoning.
+        if (draft.last_extra, draft.last_extra_before) != (opening, absent) or absent != closing:
+            draft.capability(
+                "reasoning",
+                "not derived",
+                f"the last turn writes {draft.last_extra!r} before {draft.last_extra_before!r}"
+                " where others write nothing",
+            )
+            return
+        if keep != "after_last_query":
+            draft.capability(
+                "reasoning",
+                "not derived",
+                f"the last turn opens {opening!r} before the close, but the reasoning is "
+                "kept on every turn (needs concept)",
+            )
+            return
+        empty_after_last_query = True
+        draft.last_extra = draft.last_extra_before = ""
+    elif draft.last_extra:
         if draft.last_extra != opening + closing or keep != "after_last_query":
             # The frames stay as derived: the prompt still writes what it writes.
             draft.capability(
@@ -198,6 +219,7 @@ def derive_reasoning(probe: Probe, draft: Draft) -> None:
             close=draft.fence(closing),
             keep=keep,  # type: ignore[arg-type]
             empty_on_last=empty_on_last,
+            empty_after_last_query=empty_after_last_query,
             prompt=mode,  # type: ignore[arg-type]
             absent=draft.fence(absent),
         )
