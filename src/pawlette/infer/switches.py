@@ -12,9 +12,11 @@ default: the template's own, the variable absent); setting it selects the other 
 and the format's exported chat template reads the variable
 (:class:`~pawlette.declare.switch.Switch`).  A variable whose absence renders unlike both
 values is a three-way switch: the option takes ``None`` too, its default (the variable
-unset), and the declaration is inferred for ``true`` and for ``false``.  A switch whose
-other values cannot be inferred is reported as not derived, with why, and the format renders
-the template's default.
+unset), and the declaration is inferred for ``true`` and for ``false``.  A variable the
+template reads only when another one is not passed (DeepSeek's ``enable_thinking``, read
+when ``thinking`` is not) is that switch's fallback, not an option of its own.  A switch
+whose other values cannot be inferred is reported as not derived, with why, and the format
+renders the template's default.
 
 The cost is bounded: at most :data:`CANDIDATES` variables are tried, and at most
 :data:`SWITCHES` are derived (the second needs an inference for each value of the first).
