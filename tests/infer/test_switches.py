@@ -34,11 +34,15 @@ def renamed_inference() -> Inference:
     return infer_template(text, **tokens)
 
 
-def _compared(fmt: Format, runner: TemplateRunner, variables: dict[str, Any]) -> int:
+def _compared(
+    fmt: Format, runner: TemplateRunner, variables: dict[str, Any], avoid: tuple[str, ...] = ()
+) -> int:
     """How many renders of generated conversations ``fmt`` and the template (with
-    ``variables``) both wrote; each pair must be byte for byte the same."""
+    ``variables``) both wrote; each pair must be byte for byte the same.  The conversations
+    spell none of the format's markers nor ``avoid``."""
     compared = 0
-    for conversation in generate_conversations(24, seed=5, avoid=fmt.special_markers):
+    avoided = (*fmt.special_markers, *avoid)
+    for conversation in generate_conversations(24, seed=5, avoid=avoided):
         for prompt in (False,) if conversation.ends_with == "assistant" else (True, False):
             try:
                 ours = fmt.render(conversation.request, add_generation_prompt=prompt).text
@@ -195,12 +199,65 @@ def test_a_switch_whose_other_value_is_not_inferred_is_reported() -> None:
         inference.format.with_options(enable_thinking=True)
 
 
-def test_a_switch_without_a_default_among_its_values_is_reported() -> None:
+def test_a_switch_without_a_default_among_its_values_is_three_way() -> None:
     inference = infer_template(UNDEFINED_DEFAULT)
-    assert inference.format is not None
+    fmt = inference.format
+    assert fmt is not None and inference.layout is not None
     (switch,) = [item for item in inference.capabilities if item.name.startswith("switch ")]
-    assert (switch.name, switch.status) == ("switch enable_thinking", "not derived")
-    assert "renders unlike both true and false" in switch.detail
+    assert (switch.name, switch.status) == ("switch enable_thinking", "derived")
+    assert "default unset" in switch.detail
+    assert fmt.options.enable_thinking is None
+    (declared,) = inference.layout.switches
+    assert declared.values == (None, True, False)
+    user = [{"role": "user", "content": "Hi"}]
+    written = {
+        value: fmt.with_options(enable_thinking=value).render(user, add_generation_prompt=True).text
+        for value in (None, True, False)
+    }
+    assert written == {
+        None: "<|user|>Hi<|end|><|assistant|>",
+        True: "<|user|>Hi<|end|><|assistant|><think>",
+        False: "<|user|>Hi<|end|><|assistant|><nothink>",
+    }
+    with pytest.raises(RequestError, match="true, false or None"):
+        fmt.with_options(enable_thinking="yes")
+
+
+THREE_WAY = ("llama-cpp-rwkv-world", "openbmb-MiniCPM5-1B")
+"""Corpus templates that write nothing after the generation prompt without
+``enable_thinking``, an empty think block with it false and an open one with it true."""
+
+
+@pytest.mark.parametrize("name", THREE_WAY)
+def test_a_three_way_switch_renders_each_value_as_the_template(name: str) -> None:
+    template = corpus_template(name)
+    tokens = {
+        key: value
+        for key, value in (("bos_token", template.bos_token), ("eos_token", template.eos_token))
+        if value is not None
+    }
+    inference = infer_template(template.text, **tokens)
+    fmt = inference.format
+    assert fmt is not None and inference.layout is not None
+    (switch,) = [item for item in inference.capabilities if item.name.startswith("switch ")]
+    assert (switch.name, switch.status) == ("switch enable_thinking", "derived")
+    assert fmt.options.enable_thinking is None
+    original = TemplateRunner(template.text, tokens)
+    exported_text = export_jinja(fmt)
+    assert "enable_thinking" in exported_text
+    exported = TemplateRunner(exported_text, tokens)
+    # RWKV's template keeps only what follows a "</think>" in an assistant's text, which no
+    # declaration writes: the conversations do not spell it.
+    avoid = ("</think>",)
+    for value in (None, True, False):
+        variables = {} if value is None else {"enable_thinking": value}
+        switched = fmt.with_options(enable_thinking=value)
+        assert _compared(switched, original, variables, avoid) >= 24
+        assert _compared(switched, exported, variables, avoid) >= 24
+    namespace: dict[str, Any] = {}
+    exec(compile(inference.source(), "declaration", "exec"), namespace)
+    assert namespace["LAYOUT"] == inference.layout
+    assert namespace["FORMAT"].with_options(enable_thinking=True).options.enable_thinking is True
 
 
 def test_a_switch_the_caller_passes_is_not_derived_again() -> None:
@@ -229,3 +286,79 @@ def test_two_switches_render_every_combination_as_the_template() -> None:
         switched = fmt.with_options(**variables)
         assert _compared(switched, original, variables) >= 24
         assert _compared(switched, exported, variables) >= 24
+
+
+def test_a_switch_whose_prompt_opens_the_block_renders_and_reads_as_the_template() -> None:
+    """DeepSeek V3.1 reads ``thinking``, else ``enable_thinking``: set, the generation prompt
+    opens ``<think>`` and the model's turn starts inside the block."""
+    template = corpus_template("deepseek-ai-DeepSeek-V3.1")
+    tokens = {"bos_token": template.bos_token, "eos_token": template.eos_token}
+    inference = infer_template(template.text, **tokens)
+    fmt = inference.format
+    assert fmt is not None and inference.layout is not None
+    (switch,) = inference.layout.switches
+    assert (switch.variable, switch.fallback) == ("thinking", ("enable_thinking",))
+    assert fmt.options.thinking is False
+    statuses = {item.name: item.status for item in inference.capabilities}
+    assert statuses["switch thinking"] == statuses["switch enable_thinking"] == "derived"
+    original = TemplateRunner(template.text, tokens)
+    for value in (True, False):
+        # With thinking on, tool results are not derived (the switch says so): the
+        # conversations holding them are refused, and the others compared.
+        compared = _compared(fmt.with_options(thinking=value), original, {"thinking": value})
+        assert compared >= (8 if value else 24)
+    (said,) = [item.detail for item in inference.capabilities if item.name == "switch thinking"]
+    assert "(not derived with it: tool results)" in said
+    thinking = fmt.with_options(thinking=True)
+    user = [{"role": "user", "content": "Hi"}]
+    assert thinking.render(user, add_generation_prompt=True).text.endswith("<｜Assistant｜><think>")
+    completion = thinking.parse("Greet back.</think>Hello!<｜end▁of▁sentence｜>").message
+    assert (completion["reasoning_content"], completion["content"]) == ("Greet back.", "Hello!")
+    # The exported template reads thinking, else enable_thinking, as the model's does.
+    exported = TemplateRunner(export_jinja(fmt), tokens)
+    for values in itertools.product((True, False, None), repeat=2):
+        variables = {
+            name: value
+            for name, value in zip(("thinking", "enable_thinking"), values, strict=True)
+            if value is not None
+        }
+        theirs = original.render(user, add_generation_prompt=True, variables=variables).text
+        ours = exported.render(user, add_generation_prompt=True, variables=variables).text
+        assert ours == theirs, variables
+    namespace: dict[str, Any] = {}
+    exec(compile(inference.source(), "declaration", "exec"), namespace)
+    assert namespace["LAYOUT"] == inference.layout
+
+
+@pytest.mark.parametrize(
+    ("name", "lacking"),
+    [
+        ("deepseek-ai-DeepSeek-V3.2", ""),
+        ("deepseek-ai-DeepSeek-V4", " (not derived with it: tool calls, tool results, tools)"),
+    ],
+)
+def test_a_switch_that_keeps_a_block_after_the_last_query_is_derived(
+    name: str, lacking: str
+) -> None:
+    """DeepSeek V3.2 and V4 with ``thinking``: the answers after the last user message write
+    a block, ``<think>REASONING</think>``, the earlier ones ``</think>`` alone."""
+    template = corpus_template(name)
+    tokens = {"bos_token": template.bos_token, "eos_token": template.eos_token}
+    inference = infer_template(template.text, **tokens)
+    fmt = inference.format
+    assert fmt is not None and inference.layout is not None
+    (switch,) = inference.layout.switches
+    assert (switch.variable, switch.fallback) == ("thinking", ("enable_thinking",))
+    (said,) = [item.detail for item in inference.capabilities if item.name == "switch thinking"]
+    assert said.endswith(lacking)
+    original = TemplateRunner(template.text, tokens)
+    for value in (True, False):
+        compared = _compared(fmt.with_options(thinking=value), original, {"thinking": value})
+        # With V4's thinking on, tools are not derived: conversations with tools are refused.
+        assert compared >= (8 if value and lacking else 24)
+    conversation = [
+        {"role": "user", "content": "Hi"},
+        {"role": "assistant", "content": "Hello", "reasoning_content": "Greet."},
+    ]
+    written = fmt.with_options(thinking=True).render(conversation).text
+    assert written.endswith("<｜Assistant｜><think>Greet.</think>Hello<｜end▁of▁sentence｜>")

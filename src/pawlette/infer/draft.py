@@ -15,6 +15,7 @@ from typing import Literal
 from ..declare import ConversationEnd, Frame, Layout, Marker, PromptAlways
 from ..declare.concept import Concept
 from ..declare.pieces import Fence
+from ..errors import FormatError
 from .atoms import Tokens
 from .underived import Underived
 
@@ -104,6 +105,9 @@ class Draft:
     """Capabilities given up after a failed verification, with why."""
     last_extra: str = ""
     """What the last assistant turn writes after its opener that earlier ones do not."""
+    last_extra_before: str = ""
+    """Where ``last_extra`` is written inside the opener: before this end of it (a block's
+    open before the close that stands in for it); empty: after the opener."""
     edge_roles: set[str] = field(default_factory=lambda: {"system", "user", "assistant", "tool"})
     closing: str = ""
     prompt_always: bool = False
@@ -159,6 +163,12 @@ class Draft:
         if refused:
             concepts.append(Underived(tuple(sorted(refused.items()))))
         concepts += self.concepts
+        if self.last_extra_before:
+            raise FormatError(
+                f"{name}: the last assistant turn opens {self.last_extra!r} before "
+                f"{self.last_extra_before!r}, which only a reasoning block writes; expected "
+                "the reasoning to be derived"
+            )
         if self.last_extra:
             from .last_turn import LastTurnLead
 

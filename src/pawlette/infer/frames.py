@@ -21,9 +21,10 @@ import dataclasses
 from typing import Any
 
 from ..declare import Marker
-from .atoms import common_prefix, common_suffix
+from .atoms import Tokens, common_prefix, common_suffix
 from .draft import Draft, FrameText, split_end
 from .probe import Probe, Underivable, message
+from .reasoning import close_of
 
 __all__ = ["derive_frames", "plain_ends"]
 
@@ -78,6 +79,21 @@ def _always_prompted(probe: Probe, draft: Draft) -> bool:
     return False
 
 
+def _inserted_block(tokens: Tokens, opener: str, last: str) -> tuple[str, str] | None:
+    """Where the last assistant turn's opener ``last`` is ``opener`` with a block's open
+    written before the close that ends it (DeepSeek V3.2 with ``thinking``: ``</think>``
+    opens past turns, ``<think></think>`` the last), that open and the close; else None."""
+    shared = common_prefix(tokens, opener, last)
+    rest = opener[len(shared) :]
+    if not rest or not last.endswith(rest) or len(last) <= len(opener):
+        return None
+    added = last[len(shared) : len(last) - len(rest)]
+    close = close_of(added.strip())
+    if close is None or not rest.lstrip().startswith(close):
+        return None
+    return added, rest
+
+
 def _restore(draft: Draft, given: dict[str, Any]) -> None:
     """``draft`` as it was before a derivation that failed (``given``: its fields, each
     copied one level deep: a derivation sets fields, frames and notes, nothing deeper)."""
@@ -123,14 +139,22 @@ def _derive_frames(probe: Probe, draft: Draft) -> None:
         )
     assistant_open = user_to_assistant[len(last_user) :]
     two_start, two_between, assistant_tail = probe.cut(two, [u1, a1], "a user and assistant")
-    if two_start != start or not two_between.startswith(user_to_assistant):
+    inserted = (
+        None if two_start != start else _inserted_block(tokens, user_to_assistant, two_between)
+    )
+    if inserted is not None:
+        # The last turn opens a block the others only close (an empty one around their
+        # stand-in): the reasoning stage reads it.
+        draft.last_extra, draft.last_extra_before = inserted
+    elif two_start != start or not two_between.startswith(user_to_assistant):
         raise Underivable(
             "the template writes the user's turn differently when an assistant turn ends the "
             "conversation"
         )
-    # What the last assistant turn holds beyond the others (an empty reasoning block): the
-    # reasoning stage reads it.
-    draft.last_extra = two_between[len(user_to_assistant) :]
+    else:
+        # What the last assistant turn holds beyond the others (an empty reasoning block):
+        # the reasoning stage reads it.
+        draft.last_extra = two_between[len(user_to_assistant) :]
     user_frame = FrameText()
     assistant_frame = FrameText(open=assistant_open)
     user_frame.close(last_user)

@@ -79,6 +79,20 @@ def _opener(probe: Probe, shared: str, before: str) -> str:
     return "".join(atoms)
 
 
+def _opened_by_both(probe: Probe, shared: str, absent: str) -> str | None:
+    """The block's open at the end of what the prompt and a turn without reasoning share,
+    when that turn closes the block right after it (DeepSeek V3.1 with ``thinking``: the
+    prompt ends ``<think>``, a past turn writes ``<think></think>``); None otherwise."""
+    atoms = probe.tokens.atoms(shared)
+    cut = len(atoms)
+    while cut and atoms[cut - 1].isspace():
+        cut -= 1
+    close = close_of(atoms[cut - 1]) if cut else None
+    if close is None or not absent.lstrip().startswith(close):
+        return None
+    return "".join(atoms[cut - 1 :])
+
+
 def derive_reasoning(probe: Probe, draft: Draft) -> None:
     if draft.skip("reasoning"):
         return
@@ -101,6 +115,7 @@ def derive_reasoning(probe: Probe, draft: Draft) -> None:
     start = last.find(lead)
     region = last[start + len(lead) : last.find(a1)] if start >= 0 and a1 in last else ""
     keep = "none"
+    opened: str | None = None
     if r1 in region:
         before, after = region.split(r1, 1)
         opener = _opener(probe, common_prefix(tokens, history_open, before, prompt), before)
@@ -123,8 +138,16 @@ def derive_reasoning(probe: Probe, draft: Draft) -> None:
         opener = common_prefix(tokens, history_open, prompt)
         absent = history_open[len(opener) :]
         added = prompt[len(opener) :]
+        opened = _opened_by_both(probe, opener, absent) if not added else None
+        if opened is not None:
+            # The prompt opens the block and a past turn closes it at once: the prompt is
+            # the opener's start with the block opened (``prompt="opened"``), and the past
+            # turn's empty block stays in its opener, as the template writes it only there.
+            opener, absent = history_open, ""
         split = _split_block(probe, added) or _split_block(probe, absent)
-        if split is None and added.strip() and close_of(added.strip()) is not None:
+        if opened is not None:
+            split = opened, history_open[len(prompt) :]
+        elif split is None and added.strip() and close_of(added.strip()) is not None:
             split = (added, close_of(added.strip()) or "")
             draft.notes.append(
                 f"The reasoning block's close {split[1]!r} is inferred from its open "
@@ -150,8 +173,31 @@ def derive_reasoning(probe: Probe, draft: Draft) -> None:
         return
     rest = prompt[len(opener) :]
     mode = {"": "", opening: "open", opening + closing: "empty"}.get(rest)
-    empty_on_last = False
-    if draft.last_extra:
+    if opened is not None:
+        mode = None  # the prompt is kept as derived: its block is "opened"
+    empty_on_last = empty_after_last_query = False
+    if draft.last_extra_before:
+        # The last turn opens a block where the others write its close alone: every turn
+        # after the last query writes a block, empty without reasoning.
+        if (draft.last_extra, draft.last_extra_before) != (opening, absent) or absent != closing:
+            draft.capability(
+                "reasoning",
+                "not derived",
+                f"the last turn writes {draft.last_extra!r} before {draft.last_extra_before!r}"
+                " where others write nothing",
+            )
+            return
+        if keep != "after_last_query":
+            draft.capability(
+                "reasoning",
+                "not derived",
+                f"the last turn opens {opening!r} before the close, but the reasoning is "
+                "kept on every turn (needs concept)",
+            )
+            return
+        empty_after_last_query = True
+        draft.last_extra = draft.last_extra_before = ""
+    elif draft.last_extra:
         if draft.last_extra != opening + closing or keep != "after_last_query":
             # The frames stay as derived: the prompt still writes what it writes.
             draft.capability(
@@ -166,13 +212,14 @@ def derive_reasoning(probe: Probe, draft: Draft) -> None:
     frame.prompt_after.pop("user", None)
     if mode is None:
         frame.prompt_after["user"] = prompt
-        mode = ""
+        mode = "opened" if opened is not None else ""
     draft.concepts.append(
         Reasoning(
             open=draft.fence(opening),
             close=draft.fence(closing),
             keep=keep,  # type: ignore[arg-type]
             empty_on_last=empty_on_last,
+            empty_after_last_query=empty_after_last_query,
             prompt=mode,  # type: ignore[arg-type]
             absent=draft.fence(absent),
         )

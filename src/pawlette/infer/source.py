@@ -186,7 +186,7 @@ def _markers(layout: Layout) -> list[str]:
     return list(found)
 
 
-def _constant(key: tuple[bool, ...], names: list[str]) -> str:
+def _constant(key: tuple[bool | None, ...], names: list[str]) -> str:
     """The name of the layout of one set of switch values (``LAYOUT_ENABLE_THINKING_FALSE``)."""
     parts = [f"{name}_{value}" for name, value in zip(names, key, strict=True)]
     return "_".join(["LAYOUT", *parts]).upper()
@@ -197,7 +197,7 @@ def declaration_source(layout: Layout, docstring: str) -> str:
     ``docstring``.  A layout with switches (:mod:`.switches`) is written as the layout of
     each set of the switches' values, and ``LAYOUT`` as
     :func:`~pawlette.infer.switches.switched_layout` of them."""
-    layouts: dict[tuple[bool, ...], Layout] = {(): layout}
+    layouts: dict[tuple[bool | None, ...], Layout] = {(): layout}
     names: list[str] = []
     if layout.switches:
         from .switches import switch_layouts
@@ -255,6 +255,11 @@ def declaration_source(layout: Layout, docstring: str) -> str:
     listed = "".join(
         f"        ({', '.join(map(repr, key))},): {_constant(key, names)},\n" for key in bodies
     )
+    fallbacks = ", ".join(
+        f"{_string(switch.option)}: {switch.fallback!r}"
+        for switch in layout.switches
+        if switch.fallback
+    )
     lines += [
         "",
         "# The template's switches: each option selects the layout inferred for its value.",
@@ -263,6 +268,7 @@ def declaration_source(layout: Layout, docstring: str) -> str:
         "    {",
         listed.rstrip("\n"),
         "    },",
+        *([f"    {{{fallbacks}}},"] if fallbacks else []),
         ")",
         "",
         "FORMAT = declare(LAYOUT)",
