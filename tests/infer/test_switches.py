@@ -4,10 +4,9 @@ reads the variable, and a switch that cannot be inferred is reported."""
 
 from __future__ import annotations
 
-import re
-
 import functools
 import itertools
+import re
 from typing import Any
 
 import pytest
