@@ -16,7 +16,7 @@ import pawlette
 from pawlette import RequestError, openai
 from pawlette.json_values import json_value_problem
 from pawlette.openai import conversation_from_openai, conversation_to_openai
-from pawlette.types import Message, TextPart
+from pawlette.types import Message, TextPart, Tool
 
 from .helpers import canonical
 
@@ -739,7 +739,9 @@ def test_plain_arguments_hand_their_value_to_the_writer(text: str) -> None:
         assert stripped not in PARSED_ARGUMENTS.kept  # (taken out: written once)
 
 
-@pytest.mark.parametrize("name", ["chatml", "llama3", "mistral", "hermes", "apriel", "kimi:k3"])
+@pytest.mark.parametrize(
+    "name", ["chatml", "llama3", "mistral", "hermes", "apriel", "kimi:k3", "pcml"]
+)
 def test_new_tools_are_written_as_kept_ones(name: str) -> None:
     """A request's new tools (written without looking for kept texts) are written as the same
     tools met again and kept are."""
@@ -764,6 +766,86 @@ def test_new_tools_are_written_as_kept_ones(name: str) -> None:
     messages = [{"role": "user", "content": "hi"}]
     texts = [fmt.render({"messages": messages, "tools": copy.deepcopy(tools)}) for _ in range(3)]
     assert texts[0] == texts[1] == texts[2]  # new, met again, kept
+
+
+class _Text(str):
+    pass
+
+
+ODD_DEFINITION_VALUES: list[Any] = [
+    '\u00e9 "q" \\ \n \x00 \u2028 [SYS] <tools>',
+    "\ud800",
+    {"\udc00": 1},
+    [1, -0.0, 2.5, 1e300, True, False, None, {}, []],
+    float("nan"),
+    float("inf"),
+    10**3999,
+    10**4000,
+    -(10**4000),
+    {1: "x"},
+    (1, 2),
+    {"a": (1,)},
+    _Text("subclass"),
+    b"bytes",
+    {"set"},
+    [[[]]],
+    {"a": {"b": {"c": {}}}},
+    "",
+]
+
+
+def _exact_json(value: Any) -> bool:
+    """Whether ``value`` is built of the exact JSON types alone (``dict`` with ``str`` keys)."""
+    kind = type(value)
+    if kind is dict:
+        return all(type(key) is str and _exact_json(item) for key, item in value.items())
+    if kind is list:
+        return all(_exact_json(item) for item in value)
+    return kind in (str, int, float, bool, type(None))
+
+
+def _nested(depth: int) -> Any:
+    value: Any = []
+    for _ in range(depth - 1):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize(
+    "value",
+    [*ODD_DEFINITION_VALUES, _nested(98), _nested(99), _nested(100)],
+    ids=lambda value: repr(value)[:40],
+)
+def test_new_tools_are_checked_and_written_in_one_walk(value: Any) -> None:
+    """A request's new plain tools are checked as the general reader checks them (the same
+    Tools, the same error) and their function objects written as ``json.dumps`` writes them
+    compact, in the same walk; the text goes once to the writer."""
+    data = [
+        {
+            "type": "function",
+            "function": {"name": "walked", "description": "d", "parameters": {"x": value}},
+        },
+        {"function": {"name": "second", "returns": value}},
+    ]
+    expected = outcome(lambda: openai._read_tools(copy.deepcopy(data), "tools")[0])
+    openai._PLAIN_TOOLS.kept.clear()
+    read = outcome(lambda: openai.tools_from_openai(data))
+    assert read == expected
+    if not (isinstance(read, tuple) and all(isinstance(tool, Tool) for tool in read)):
+        return  # (refused, as the general reader refuses it)
+    texts = openai.new_tool_texts(read)
+    plain = all(
+        json_value_problem(item["function"]) is None and _exact_json(item["function"])
+        for item in data
+    )
+    assert (texts is not None) == plain  # (exact plain JSON values are written as read)
+    if texts is not None:
+        assert texts == tuple(
+            json.dumps(tool.definition, ensure_ascii=False, separators=(",", ":")) for tool in read
+        )
+        assert openai.new_tool_texts(read) is None  # taken by the first writer
+    again = openai.tools_from_openai(copy.deepcopy(data))  # (met again: kept)
+    assert again == read and openai.new_tool_texts(again) is None
 
 
 def test_a_tool_list_found_plain_is_kept_by_content_only() -> None:

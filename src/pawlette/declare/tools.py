@@ -24,7 +24,7 @@ from ..engine.json_text import (
 )
 from ..engine.readers import ContentReader, ScaffoldReader
 from ..errors import FormatError, RequestError, UnsupportedFeature
-from ..openai import derived, new_tools
+from ..openai import derived, new_tool_texts, new_tools
 from ..types import Tool
 from .concept import Concept
 from .pieces import Fence, Lit, Marker, markers_in
@@ -302,12 +302,32 @@ class ToolsBlock(Concept):
 
     def tool_texts(self, tools: tuple[Tool, ...]) -> tuple[str, ...]:
         """Each tool's JSON (``array``: the one array's, if there are tools)."""
-        dump = self._dump_new if new_tools(tools) else self.dump
+        if new_tools(tools):
+            if self._compact and (texts := new_tool_texts(tools)) is not None:
+                return (f"[{','.join(texts)}]",) if self.array else texts  # (as the reader wrote)
+            dump = self._dump_new
+        else:
+            dump = self.dump
         if self.array:  # (no tools: an always-written block holds no array)
             return derived(
                 self.kept, tools, lambda: (dump([*map(self.value, tools)]),)[: len(tools)]
             )
         return derived(self.kept, tools, lambda: tuple(map(dump, map(self.value, tools))))
+
+    @cached_property
+    def _compact(self) -> bool:
+        """Whether each tool is written as its function object in compact JSON
+        (``separators=(",", ":")``, non-ASCII kept), the text the reader writes of a request's
+        new tools as it checks them (:func:`~pawlette.openai.new_tool_texts`)."""
+        kind = type(self)
+        return (
+            self.separators == (",", ":")
+            and self.indent is None
+            and not self.ascii
+            and self.wrap == "function"
+            and kind.dump is ToolsBlock.dump
+            and kind.value is ToolsBlock.value
+        )
 
     def _dump_new(self, value: Any) -> str:
         """:meth:`dump` of a request's new tools (checked plain: no container twice on a
