@@ -16,7 +16,7 @@ import pawlette
 from pawlette import RequestError, openai
 from pawlette.json_values import json_value_problem
 from pawlette.openai import conversation_from_openai, conversation_to_openai
-from pawlette.types import Message, TextPart, Tool
+from pawlette.types import Message, TextPart
 
 from .helpers import canonical
 
@@ -794,16 +794,6 @@ ODD_DEFINITION_VALUES: list[Any] = [
 ]
 
 
-def _exact_json(value: Any) -> bool:
-    """Whether ``value`` is built of the exact JSON types alone (``dict`` with ``str`` keys)."""
-    kind = type(value)
-    if kind is dict:
-        return all(type(key) is str and _exact_json(item) for key, item in value.items())
-    if kind is list:
-        return all(_exact_json(item) for item in value)
-    return kind in (str, int, float, bool, type(None))
-
-
 def _nested(depth: int) -> Any:
     value: Any = []
     for _ in range(depth - 1):
@@ -816,10 +806,11 @@ def _nested(depth: int) -> Any:
     [*ODD_DEFINITION_VALUES, _nested(98), _nested(99), _nested(100)],
     ids=lambda value: repr(value)[:40],
 )
-def test_new_tools_are_checked_and_written_in_one_walk(value: Any) -> None:
-    """A request's new plain tools are checked as the general reader checks them (the same
-    Tools, the same error) and their function objects written as ``json.dumps`` writes them
-    compact, in the same walk; the text goes once to the writer."""
+def test_new_tools_are_written_as_json_dumps_writes_them(value: Any) -> None:
+    """A request's new tools, checked by the reader, are written by json's C encoder made
+    once (PCML's compact spelling): as the same tools met again and kept are, through
+    ``json.dumps`` (or refused alike)."""
+    fmt = pawlette.get_format("pcml")
     data = [
         {
             "type": "function",
@@ -827,25 +818,18 @@ def test_new_tools_are_checked_and_written_in_one_walk(value: Any) -> None:
         },
         {"function": {"name": "second", "returns": value}},
     ]
-    expected = outcome(lambda: openai._read_tools(copy.deepcopy(data), "tools")[0])
+    messages = [{"role": "user", "content": "hi"}]
     openai._PLAIN_TOOLS.kept.clear()
-    read = outcome(lambda: openai.tools_from_openai(data))
-    assert read == expected
-    if not (isinstance(read, tuple) and all(isinstance(tool, Tool) for tool in read)):
-        return  # (refused, as the general reader refuses it)
-    texts = openai.new_tool_texts(read)
-    plain = all(
-        json_value_problem(item["function"]) is None and _exact_json(item["function"])
-        for item in data
-    )
-    assert (texts is not None) == plain  # (exact plain JSON values are written as read)
-    if texts is not None:
-        assert texts == tuple(
-            json.dumps(tool.definition, ensure_ascii=False, separators=(",", ":")) for tool in read
-        )
-        assert openai.new_tool_texts(read) is None  # taken by the first writer
-    again = openai.tools_from_openai(copy.deepcopy(data))  # (met again: kept)
-    assert again == read and openai.new_tool_texts(again) is None
+    written = [
+        outcome(lambda: fmt.render({"messages": messages, "tools": copy.deepcopy(data)}).text)
+        for _ in range(3)  # new, met again, kept
+    ]
+    assert written[0] == written[1] == written[2]
+    if isinstance(written[0], str):
+        definitions = [item["function"] for item in data]
+        array = json.dumps(definitions, ensure_ascii=False, separators=(",", ":"))
+        if "[SYS]" not in array:  # (a marker in text is written escaped)
+            assert f"<tools>{array}</tools>" in written[0]
 
 
 def test_a_tool_list_found_plain_is_kept_by_content_only() -> None:

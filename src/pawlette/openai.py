@@ -40,7 +40,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from typing import Any, TypeVar, cast
 
-from .engine.json_text import PARSED_ARGUMENTS, compact_pieces
+from .engine.json_text import PARSED_ARGUMENTS
 from .engine.kept import Kept, shared_key
 from .errors import RequestError
 from .json_values import (
@@ -437,9 +437,7 @@ def tools_from_openai(data: object, path: str = "tools") -> tuple[Tool, ...]:
         # checks) is read once more when met again, from a copy of its own (the bytes
         # loaded: a caller's later change to its dicts changes nothing kept), and those same
         # Tool values serve every later request (the writers keep what they derive from them
-        # by identity).  A list met once is not copied: a list of plain function tools is
-        # checked and written as JSON in one walk (:func:`_plain_tool_texts`), and the text
-        # goes to the writer (:func:`new_tool_texts`).
+        # by identity).  A list met once is not copied: new tools in each request cost no more.
         key = shared_key(data)  # (a list holding itself is never found plain: never kept)
         if key is not None:
             found = _PLAIN_TOOLS.kept.get(key)
@@ -451,72 +449,20 @@ def tools_from_openai(data: object, path: str = "tools") -> tuple[Tool, ...]:
                 _KEPT_TOOLS[id(found)] = found
             if isinstance(found, tuple):
                 return found
-            texts = _plain_tool_texts(data)
-            if texts is not None:
-                tools = tuple(
-                    new_tool(item["function"]["name"], dict(item["function"]), "function")
-                    for item in data
-                )
-                _PLAIN_TOOLS.keep(key, True)
-                _NEW_TOOLS[0] = (tools, texts)
-                return tools
         tools, plain = _read_tools(data, path)
         if plain and key is not None:
             _PLAIN_TOOLS.keep(key, True)
-            _NEW_TOOLS[0] = (tools, None)
+            _NEW_TOOLS[0] = tools
         return tools
     return _read_tools(data, path)[0]
-
-
-_TOOL_INTEGER_BITS = math.ceil(MAX_INTEGER_DIGITS * math.log2(10))
-"""The longest integer a JSON value may hold, in bits (as :mod:`pawlette.json_values`)."""
-
-
-def _plain_tool_texts(data: list[Any]) -> tuple[str, ...] | None:
-    """Each tool's ``function`` object as compact JSON (``json.dumps(definition,
-    ensure_ascii=False, separators=(",", ":"))``), written in the walk that checks it, when
-    every tool is a plain function tool (:func:`plain_tool_definition`) of plain JSON values
-    (exact ``dict`` with ``str`` keys, ``list``, ``str``, ``int``, finite ``float``,
-    ``bool``, ``None``, nested at most :data:`MAX_JSON_DEPTH` deep) with no lone surrogate;
-    else None: the general reader reads the list (and words what is wrong)."""
-    texts = []
-    for item in data:
-        if (
-            type(item) is not dict
-            or item.get("type", "function") != "function"
-            or not _TOOL_KEYS.issuperset(item)
-        ):
-            return None
-        definition = item.get("function")
-        if type(definition) is not dict:
-            return None
-        name = definition.get("name")
-        parameters = definition.get("parameters")
-        if (
-            type(name) is not str
-            or not name
-            or (parameters is not None and type(parameters) is not dict)
-        ):
-            return None
-        pieces: list[str] = []
-        if not compact_pieces(definition, MAX_JSON_DEPTH, pieces.append, _TOOL_INTEGER_BITS):
-            return None
-        text = "".join(pieces)
-        # (every string and key is in the text as it is: json escapes no surrogate)
-        if not text.isascii() and surrogate_problem(text) is not None:
-            return None
-        texts.append(text)
-    return tuple(texts)
 
 
 _KEPT_TOOLS: dict[int, tuple[Tool, ...]] = {}
 """The tool tuples :data:`_PLAIN_TOOLS` holds, by identity (see :func:`kept_tools`)."""
 
 
-_NEW_TOOLS: list[tuple[tuple[Tool, ...], tuple[str, ...] | None]] = [((), None)]
-"""The tools :func:`tools_from_openai` last read from a list it had not found plain before,
-with each one's function object as compact JSON when it wrote that in its check (None: not
-written, or taken by a writer: :func:`new_tool_texts`)."""
+_NEW_TOOLS: list[tuple[Tool, ...]] = [()]
+"""The tools :func:`tools_from_openai` last read from a list it had not found plain before."""
 
 
 def new_tools(tools: tuple[Tool, ...]) -> bool:
@@ -524,21 +470,7 @@ def new_tools(tools: tuple[Tool, ...]) -> bool:
     not found plain before (a request's new tools): what a writer keeps by content is not
     looked for then, made at once (making its key costs about as much as the text itself,
     and a list met again is kept whole: :func:`derived`)."""
-    return tools is _NEW_TOOLS[0][0] and bool(tools)
-
-
-def new_tool_texts(tools: tuple[Tool, ...]) -> tuple[str, ...] | None:
-    """Each of a request's new ``tools``' function object as compact JSON
-    (``json.dumps(definition, ensure_ascii=False, separators=(",", ":"))``), as the reader
-    wrote it in its check, taken (a second call gets None: the writer writes it itself); None
-    when ``tools`` is not what :func:`tools_from_openai` last read new, or its text is not
-    known.  The text is of the values as they were read: the render that reads the tools
-    writes them (Tool values are not changed)."""
-    last = _NEW_TOOLS[0]
-    if last[0] is not tools or last[1] is None:
-        return None
-    _NEW_TOOLS[0] = (tools, None)
-    return last[1]
+    return tools is _NEW_TOOLS[0] and bool(tools)
 
 
 def kept_tools(tools: tuple[Tool, ...]) -> bool:

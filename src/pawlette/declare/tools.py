@@ -18,13 +18,14 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from ..emit.jinja_text import fill, jinja_string
 from ..engine.json_text import (
     acyclic_json_string,
+    c_encoder,
     indented_json,
     kept_indented_json,
     kept_json_string,
 )
 from ..engine.readers import ContentReader, ScaffoldReader
 from ..errors import FormatError, RequestError, UnsupportedFeature
-from ..openai import derived, new_tool_texts, new_tools
+from ..openai import derived, new_tools
 from ..types import Tool
 from .concept import Concept
 from .pieces import Fence, Lit, Marker, markers_in
@@ -302,38 +303,35 @@ class ToolsBlock(Concept):
 
     def tool_texts(self, tools: tuple[Tool, ...]) -> tuple[str, ...]:
         """Each tool's JSON (``array``: the one array's, if there are tools)."""
-        if new_tools(tools):
-            if self._compact and (texts := new_tool_texts(tools)) is not None:
-                return (f"[{','.join(texts)}]",) if self.array else texts  # (as the reader wrote)
-            dump = self._dump_new
-        else:
-            dump = self.dump
+        dump = self._dump_new if new_tools(tools) else self.dump
         if self.array:  # (no tools: an always-written block holds no array)
             return derived(
                 self.kept, tools, lambda: (dump([*map(self.value, tools)]),)[: len(tools)]
             )
         return derived(self.kept, tools, lambda: tuple(map(dump, map(self.value, tools))))
 
-    @cached_property
-    def _compact(self) -> bool:
-        """Whether each tool is written as its function object in compact JSON
-        (``separators=(",", ":")``, non-ASCII kept), the text the reader writes of a request's
-        new tools as it checks them (:func:`~pawlette.openai.new_tool_texts`)."""
-        kind = type(self)
-        return (
-            self.separators == (",", ":")
-            and self.indent is None
-            and not self.ascii
-            and self.wrap == "function"
-            and kind.dump is ToolsBlock.dump
-            and kind.value is ToolsBlock.value
-        )
-
     def _dump_new(self, value: Any) -> str:
         """:meth:`dump` of a request's new tools (checked plain: no container twice on a
         path), not looked for among the texts kept by content; a subclass's own dump as it is."""
-        writers = self._writers if type(self).dump is ToolsBlock.dump else None
-        return self.dump(value) if writers is None else writers[1](value)
+        if type(self).dump is not ToolsBlock.dump:
+            return self.dump(value)
+        writers = self._writers
+        return self._new_json(value) if writers is None else writers[1](value)
+
+    @cached_property
+    def _new_json(self) -> Callable[[Any], str]:
+        """The ``json.dumps`` spelling of :meth:`dump` for a request's new tools: through
+        json's C encoder made once (``json.dumps`` with options makes one per call) when the
+        JSON is on one line and keeps non-ASCII text (the reader's check refuses a value that
+        holds itself, the one thing the encoder made once does not look for)."""
+        if self.indent is not None or self.ascii:
+            return self.dump
+        separators = self.separators or (", ", ": ")
+        return c_encoder(
+            lambda value: json.dumps(value, ensure_ascii=False, separators=separators),
+            separators,
+            allow_nan=True,
+        )
 
     def block(self, out: Render, *, separated: bool = False) -> None:
         out.fence(self.separated_open if separated else self.open, "tools")

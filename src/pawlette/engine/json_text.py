@@ -271,8 +271,6 @@ def compact_pieces(
     that writes around them); False: not plain, and the pieces appended are to be dropped."""
     if depth <= 0:
         return False
-    # (a string, and a container's opening, is written with what comes before it: most of a
-    # tool definition is strings and objects, each then one piece and no call of its own)
     if type(value) is dict:
         if not value:
             append("{}")
@@ -284,10 +282,6 @@ def compact_pieces(
             kind = type(item)
             if kind is str:
                 append(f"{separator}{_encode_string(key)}:{_encode_string(item)}")
-            elif kind is dict or kind is list:
-                append(f"{separator}{_encode_string(key)}:")
-                if not compact_pieces(item, depth - 1, append, integer_bits):
-                    return False
             else:
                 append(f"{separator}{_encode_string(key)}:")
                 if not _compact_value(item, kind, depth - 1, append, integer_bits):
