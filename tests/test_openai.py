@@ -739,7 +739,9 @@ def test_plain_arguments_hand_their_value_to_the_writer(text: str) -> None:
         assert stripped not in PARSED_ARGUMENTS.kept  # (taken out: written once)
 
 
-@pytest.mark.parametrize("name", ["chatml", "llama3", "mistral", "hermes", "apriel", "kimi:k3"])
+@pytest.mark.parametrize(
+    "name", ["chatml", "llama3", "mistral", "hermes", "apriel", "kimi:k3", "pcml"]
+)
 def test_new_tools_are_written_as_kept_ones(name: str) -> None:
     """A request's new tools (written without looking for kept texts) are written as the same
     tools met again and kept are."""
@@ -764,6 +766,70 @@ def test_new_tools_are_written_as_kept_ones(name: str) -> None:
     messages = [{"role": "user", "content": "hi"}]
     texts = [fmt.render({"messages": messages, "tools": copy.deepcopy(tools)}) for _ in range(3)]
     assert texts[0] == texts[1] == texts[2]  # new, met again, kept
+
+
+class _Text(str):
+    pass
+
+
+ODD_DEFINITION_VALUES: list[Any] = [
+    '\u00e9 "q" \\ \n \x00 \u2028 [SYS] <tools>',
+    "\ud800",
+    {"\udc00": 1},
+    [1, -0.0, 2.5, 1e300, True, False, None, {}, []],
+    float("nan"),
+    float("inf"),
+    10**3999,
+    10**4000,
+    -(10**4000),
+    {1: "x"},
+    (1, 2),
+    {"a": (1,)},
+    _Text("subclass"),
+    b"bytes",
+    {"set"},
+    [[[]]],
+    {"a": {"b": {"c": {}}}},
+    "",
+]
+
+
+def _nested(depth: int) -> Any:
+    value: Any = []
+    for _ in range(depth - 1):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize(
+    "value",
+    [*ODD_DEFINITION_VALUES, _nested(98), _nested(99), _nested(100)],
+    ids=lambda value: repr(value)[:40],
+)
+def test_new_tools_are_written_as_json_dumps_writes_them(value: Any) -> None:
+    """A request's new tools, checked by the reader, are written by json's C encoder made
+    once (PCML's compact spelling): as the same tools met again and kept are, through
+    ``json.dumps`` (or refused alike)."""
+    fmt = pawlette.get_format("pcml")
+    data = [
+        {
+            "type": "function",
+            "function": {"name": "walked", "description": "d", "parameters": {"x": value}},
+        },
+        {"function": {"name": "second", "returns": value}},
+    ]
+    messages = [{"role": "user", "content": "hi"}]
+    openai._PLAIN_TOOLS.kept.clear()
+    written = [
+        outcome(lambda: fmt.render({"messages": messages, "tools": copy.deepcopy(data)}).text)
+        for _ in range(3)  # new, met again, kept
+    ]
+    assert written[0] == written[1] == written[2]
+    if isinstance(written[0], str):
+        definitions = [item["function"] for item in data]
+        array = json.dumps(definitions, ensure_ascii=False, separators=(",", ":"))
+        if "[SYS]" not in array:  # (a marker in text is written escaped)
+            assert f"<tools>{array}</tools>" in written[0]
 
 
 def test_a_tool_list_found_plain_is_kept_by_content_only() -> None:

@@ -151,3 +151,25 @@ def test_segments_join_to_the_text_and_flag_markers() -> None:
         ("\n\n", False, "separator"),
         ("[AST]", True, "generation_prompt"),
     ]
+
+
+@pytest.mark.parametrize(
+    ("message", "lost"),
+    [
+        ({"role": "assistant", "content": "a", "name": "Bot"}, ["messages[1].name"]),
+        ({"role": "tool", "tool_call_id": "c1", "content": "1", "name": "f"}, ["messages[1].name"]),
+        ({"role": "user", "content": "u", "name": "Alice"}, []),
+    ],
+)
+def test_a_name_without_its_header_is_lost_and_one_with_it_written(
+    message: dict[str, str], lost: list[str]
+) -> None:
+    # Headers walks the messages only when one may hold what it must record or refuse: a
+    # name on a role with no name field (user-boxes names users alone), or metadata.
+    from tests.declare import user_containers
+
+    with user_containers.registered() as fmt:
+        rendering = fmt.render([{"role": "user", "content": "q"}, message])
+        assert [loss.split(":")[0] for loss in rendering.losses] == lost
+        with pytest.raises(pawlette.RequestError, match=r"messages\[0\]\.metadata\.1x"):
+            fmt.render([{"role": "user", "content": "q", "metadata": {"1x": "v"}}])

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from ..emit.jinja_text import fill, jinja_string
 from ..engine.json_text import (
     acyclic_json_string,
+    c_encoder,
     indented_json,
     kept_indented_json,
     kept_json_string,
@@ -312,8 +313,25 @@ class ToolsBlock(Concept):
     def _dump_new(self, value: Any) -> str:
         """:meth:`dump` of a request's new tools (checked plain: no container twice on a
         path), not looked for among the texts kept by content; a subclass's own dump as it is."""
-        writers = self._writers if type(self).dump is ToolsBlock.dump else None
-        return self.dump(value) if writers is None else writers[1](value)
+        if type(self).dump is not ToolsBlock.dump:
+            return self.dump(value)
+        writers = self._writers
+        return self._new_json(value) if writers is None else writers[1](value)
+
+    @cached_property
+    def _new_json(self) -> Callable[[Any], str]:
+        """The ``json.dumps`` spelling of :meth:`dump` for a request's new tools: through
+        json's C encoder made once (``json.dumps`` with options makes one per call) when the
+        JSON is on one line and keeps non-ASCII text (the reader's check refuses a value that
+        holds itself, the one thing the encoder made once does not look for)."""
+        if self.indent is not None or self.ascii:
+            return self.dump
+        separators = self.separators or (", ", ": ")
+        return c_encoder(
+            lambda value: json.dumps(value, ensure_ascii=False, separators=separators),
+            separators,
+            allow_nan=True,
+        )
 
     def block(self, out: Render, *, separated: bool = False) -> None:
         out.fence(self.separated_open if separated else self.open, "tools")

@@ -16,7 +16,6 @@ writer.  One rule binds declarations: a marker that ends a longer marker (``<cal
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -65,9 +64,25 @@ class MarkerScan:
         return False
 
 
-@functools.lru_cache(maxsize=64)
 def marker_scan(pattern: re.Pattern[str]) -> Callable[[str], bool]:
-    """``text -> bool``: whether ``pattern`` (from :func:`marker_pattern`) matches in ``text``."""
+    """``text -> bool``: whether ``pattern`` (from :func:`marker_pattern`) matches in ``text``
+    (made once per pattern: every render's writer asks for its format's)."""
+    # (by the pattern's identity, the entry holding it: a pattern's own hash reads its
+    # compiled code every time)
+    found = _SCANS.get(id(pattern))
+    if found is None or found[0] is not pattern:
+        if len(_SCANS) >= 256:
+            _SCANS.clear()
+        found = _SCANS[id(pattern)] = (pattern, _marker_scan(pattern))
+    return found[1]
+
+
+_SCANS: dict[int, tuple[re.Pattern[str], Callable[[str], bool]]] = {}
+"""What :func:`marker_scan` made, by pattern (a handful: one per set of markers; a full store
+starts over)."""
+
+
+def _marker_scan(pattern: re.Pattern[str]) -> Callable[[str], bool]:
     markers = _MARKERS_OF_PATTERN.get(pattern.pattern)
     if not markers or "" in markers or pattern.flags != re.UNICODE:
         # Not one of ours (other flags change what matches), or degenerate: the regex itself.

@@ -90,8 +90,21 @@ class Headers(Concept):
     def check_is_local(self) -> bool:
         return type(self).check is Headers.check  # (the messages' names and metadata)
 
+    @cached_property
+    def _unnamed(self) -> frozenset[str]:
+        """The names (``"name"``, a tool message's ``"tool_name"``: as :attr:`Render.present`
+        calls them) of the roles with no ``name`` field: a message name there is lost."""
+        return frozenset(
+            "tool_name" if role == "tool" else "name"
+            for role in ROLES
+            if "name" not in self.fields.get(role, {}).values()
+        )
+
     def check(self, out: Render) -> None:
         out.handles("name", "tool_name", "metadata")
+        present = out.present
+        if "metadata" not in present and self._unnamed.isdisjoint(present):
+            return  # (no metadata, and every name there has its header: nothing to walk)
         for index, message in enumerate(out.messages):
             taken = self.fields.get(message.role, {})
             if message.name is not None and "name" not in taken.values():
