@@ -619,3 +619,21 @@ def test_random_walks_through_the_grammar_parse_to_valid_calls(fmt: Format, choi
     assert finished >= 20, finished
     if choice != "auto":
         assert calls >= finished
+
+
+@pytest.mark.parametrize("name", ["minicpm", "bielik", "seed_oss"])
+def test_a_reasoning_its_trim_empties_reads_back_as_none(name: str) -> None:
+    # (A reasoning of newlines alone is written as an empty block, a recorded trim, or not
+    # at all (seed_oss drops a blank one); it reads back as no reasoning, as every format
+    # that writes empty blocks reads them.)
+    fmt = pawlette.get_format(name)
+    request = {
+        "messages": [
+            {"role": "user", "content": "q"},
+            {"role": "assistant", "content": "a", "reasoning_content": "\n"},
+        ]
+    }
+    rendering = fmt.render(request)
+    assert [loss for loss in rendering.losses if loss.startswith("messages[1].reasoning")]
+    back = fmt.parse_conversation(rendering.text, strict=True).to_request()["messages"][-1]
+    assert "reasoning_content" not in back and back["content"] == "a"

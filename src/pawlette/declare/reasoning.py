@@ -73,7 +73,8 @@ class Reasoning(Concept):
     - ``trim``: characters removed from both ends of the reasoning text, and from the start
       of the content that follows, on turns that write a block (Qwen3: ``"\\n"``, its
       template's ``strip('\\n')`` and ``lstrip('\\n')``).  A text that changes is a recorded
-      loss.  Default ``""``: written as given.
+      loss; one it empties is written as an empty block, which reads back as no reasoning.
+      Default ``""``: written as given.
 
     Reading follows the prompt, as llama.cpp does: a completion whose prompt opened the block
     (``prompt`` ``"open"``/``"opened"``) starts inside it, so text without the close is all
@@ -271,14 +272,15 @@ class Reasoning(Concept):
 
     def rows(self, table: Table) -> None:
         # Where the format writes empty blocks (an empty one on the last turn, every turn's
-        # block emptied, a prompt that opens one, a stand-in for the block), an empty block
-        # reads as no reasoning.
+        # block emptied, a prompt that opens one, a stand-in for the block, a reasoning that
+        # its trim empties), an empty block reads as no reasoning.
         empty_written = (
             self.empty_on_last
             or self.empty_after_last_query
             or self.keep in ("none", "calls")
             or self.prompt != ""
             or bool(self.absent)
+            or bool(self.trim)
         )
         reader = OptionalReasoningReader if empty_written else ReasoningReader
         table.state("assistant.reasoning", reader, "assistant", ends=True)
