@@ -113,3 +113,22 @@ def test_the_template_reads_a_developer_message_as_the_system_message(name: str)
     written = pawlette.get_format(name).render(messages, add_generation_prompt=True).text
     assert rendered[0] == written
     assert "Be brief." in written
+
+
+def test_a_json_result_holding_a_lone_surrogate_is_written_as_its_text() -> None:
+    # (Its Python literal, '\ud800', is no text a reader takes back: found by a random run.)
+    breeze = pawlette.get_format("breeze")
+    call = {"id": "id0", "type": "function", "function": {"name": "A", "arguments": "{}"}}
+    result = {"role": "tool", "tool_call_id": "id0", "content": '{"\\uD800":0}'}
+    request = {
+        "messages": [
+            {"role": "user", "content": "x"},
+            {"role": "assistant", "tool_calls": [call]},
+            result,
+        ]
+    }
+    text = breeze.render(request).text
+    assert text.endswith("""['{"\\\\uD800":0}']<|eot_id|>""")
+    read = breeze.parse_conversation(text, strict=True).to_request()
+    assert read["messages"][-1]["content"] == '{"\\uD800":0}'
+    assert breeze.render(read).text == text

@@ -144,7 +144,13 @@ class PythonResults(Concept):
 
 _WHITESPACE = " \t\n\r"  # JSON's
 _decode = json.JSONDecoder().raw_decode
-_check_finite = json.JSONEncoder(allow_nan=False).encode
+_encode_strictly = json.JSONEncoder(allow_nan=False, ensure_ascii=False).encode
+
+
+def _check_finite(value: object) -> None:
+    """Raise ValueError for a value JSON text cannot hold: NaN, an infinity, or a lone
+    surrogate (``"\\uD800"`` decodes to one; its Python literal could not be read back)."""
+    _encode_strictly(value).encode("utf-8")  # (UnicodeEncodeError is a ValueError)
 
 
 def written_value(content: str) -> object:
@@ -164,7 +170,7 @@ def written_value(content: str) -> object:
     if isinstance(value, str):
         return value
     try:
-        _check_finite(value)  # NaN and infinities are not JSON values
+        _check_finite(value)  # NaN, infinities and lone surrogates: written as the text
     except ValueError:
         return content
     return value
