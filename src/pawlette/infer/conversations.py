@@ -2,8 +2,8 @@
 
 :func:`generate` makes ``count`` OpenAI requests from a seed, holding only what the
 declaration says it writes (:class:`Features`): system messages first and later, several user
-queries, tools, calls (parallel, with text, without arguments, nested arguments), results
-(text and JSON), reasoning before and after the last query, and text of every kind (plain,
+queries (some in a row), answers (some in a row), tools, calls (parallel, with text, without
+arguments, nested arguments), results (text and JSON), reasoning before and after the last query, and text of every kind (plain,
 non-ASCII, Markdown, quotes and backslashes, edge whitespace, empty).  The same seed gives
 the same conversations on every machine.  ``avoid`` lists text no generated string may hold
 (the format's own markers).
@@ -142,6 +142,9 @@ class Features:
     """User messages may carry a ``name``."""
     alternating: bool = False
     """User and assistant messages strictly alternate (no user after a user)."""
+    consecutive_answers: bool = True
+    """Some conversations hold an assistant message right after another (every eighth,
+    counted from the eighth: their number picks them, so the others stay as they are)."""
     answer_avoid: tuple[str, ...] = ()
     """Text an assistant's answer may not hold: the plain text that ends its turn."""
 
@@ -256,6 +259,9 @@ def _conversation(number: int, seed: int, features: Features, avoid: Iterable[st
             _call_rounds(maker, messages, request["tools"], features)
         elif turn < rounds - 1 or shape in (1, 3):
             messages.append(_answer(maker, features))
+            if turn == 0 and features.consecutive_answers and number % 8 == 7:
+                messages.append(_answer(maker, features))
+                maker.kinds.add("consecutive-answers")
     if rounds > 1:
         maker.kinds.add("multi-turn")
     request["messages"] = messages

@@ -107,6 +107,15 @@ def _alternating(request: Request) -> None:
     request["messages"] = kept
 
 
+def _one_answer(request: Request) -> None:
+    kept: list[dict[str, Any]] = []
+    for message in _messages(request):
+        if kept and message["role"] == "assistant" and kept[-1]["role"] == "assistant":
+            continue
+        kept.append(message)
+    request["messages"] = kept
+
+
 def _trimmed(request: Request) -> None:
     for message in _messages(request):
         for key in ("content", "reasoning_content"):
@@ -135,6 +144,7 @@ CULPRITS: tuple[tuple[str, str, Callable[[Request], None]], ...] = (
     ("several-systems", "later system messages", _no_later_system),
     ("named", "names", _no_names),
     ("consecutive-users", "consecutive user messages", _alternating),
+    ("consecutive-answers", "consecutive assistant messages", _one_answer),
     ("system", "system messages", _no_system),
 )
 """Per kind of content: the capability it needs, and how to take it out of a conversation."""
