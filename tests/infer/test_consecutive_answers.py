@@ -138,6 +138,15 @@ def test_generated_answers_in_a_row_leave_the_other_conversations_as_they_were()
             first == second == "assistant" for first, second in zip(roles, roles[1:], strict=False)
         )
     for number, (sample, other) in enumerate(zip(with_pairs, without, strict=True)):
+        assert "consecutive-answers" not in other.kinds
         if number not in paired:
             assert sample == other
-        assert "consecutive-answers" not in other.kinds
+            continue
+        # The same conversation with one more answer, after the first.
+        messages = sample.messages
+        second = next(
+            index
+            for index in range(1, len(messages))
+            if messages[index]["role"] == messages[index - 1]["role"] == "assistant"
+        )
+        assert messages[:second] + messages[second + 1 :] == other.messages

@@ -60,6 +60,22 @@ def derive_consecutive_answers(probe: Probe, draft: Draft) -> None:
     if opener == assistant.open_after.get("assistant", assistant.open):
         draft.capability(NAME, "derived", "written as two assistant turns")
         return
+    closes = [
+        (role, frame.end + frame.after)
+        for role, frame in draft.frames.items()
+        if role != "assistant" and frame.end + frame.after
+    ]
+    for role, close in closes:
+        if opener.startswith(close):
+            # Read back, the opener would hold where that turn ends (OLMo 2's newline).
+            draft.capability(
+                NAME,
+                "not derived",
+                f"an assistant turn after another opens with {opener!r}, which begins as a "
+                f"{role} turn ends ({close!r}): reading could not tell them apart (needs "
+                "concept: a close written only between turns)",
+            )
+            return
     assistant.open_after["assistant"] = opener
     _prompt_after_answer(probe, draft, u1, a1)
     draft.capability(NAME, "derived", f"an assistant turn after another opens with {opener!r}")

@@ -144,7 +144,8 @@ class Features:
     """User and assistant messages strictly alternate (no user after a user)."""
     consecutive_answers: bool = True
     """Some conversations hold an assistant message right after another (every eighth,
-    counted from the eighth: their number picks them, so the others stay as they are)."""
+    counted from the eighth: their number picks them, and the second answer's text is drawn
+    apart, so every other message stays as it is without it)."""
     answer_avoid: tuple[str, ...] = ()
     """Text an assistant's answer may not hold: the plain text that ends its turn."""
 
@@ -172,7 +173,7 @@ class Sample:
 
 
 class _Maker:
-    def __init__(self, seed: int, features: Features, avoid: Iterable[str]) -> None:
+    def __init__(self, seed: int | str, features: Features, avoid: Iterable[str]) -> None:
         self.random = random.Random(seed)
         self.features = features
         self.avoid = tuple(text for text in avoid if text)
@@ -260,7 +261,10 @@ def _conversation(number: int, seed: int, features: Features, avoid: Iterable[st
         elif turn < rounds - 1 or shape in (1, 3):
             messages.append(_answer(maker, features))
             if turn == 0 and features.consecutive_answers and number % 8 == 7:
-                messages.append(_answer(maker, features))
+                # Drawn from draws of its own: the rest of the conversation is as without it.
+                side = _Maker(f"answer {seed} {number}", features, avoid)
+                side.kinds = maker.kinds
+                messages.append(_answer(side, features))
                 maker.kinds.add("consecutive-answers")
     if rounds > 1:
         maker.kinds.add("multi-turn")

@@ -128,6 +128,9 @@ def _no_system(request: Request) -> None:
 
 
 CULPRITS: tuple[tuple[str, str, Callable[[Request], None]], ...] = (
+    # First: an answer after an answer is held by few conversations, and taking it out
+    # changes nothing else in them (a failure it ends would otherwise give up their reasoning).
+    ("consecutive-answers", "consecutive assistant messages", _one_answer),
     ("text-with-calls", "text with tool calls", _no_text_with_calls),
     ("parallel-calls", "parallel tool calls", _one_call),
     ("results", "tool results", _no_results),
@@ -144,7 +147,6 @@ CULPRITS: tuple[tuple[str, str, Callable[[Request], None]], ...] = (
     ("several-systems", "later system messages", _no_later_system),
     ("named", "names", _no_names),
     ("consecutive-users", "consecutive user messages", _alternating),
-    ("consecutive-answers", "consecutive assistant messages", _one_answer),
     ("system", "system messages", _no_system),
 )
 """Per kind of content: the capability it needs, and how to take it out of a conversation."""
