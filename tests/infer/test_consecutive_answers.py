@@ -26,6 +26,10 @@ TURNS = (
     "{%- endfor -%}"
     "{%- if add_generation_prompt -%}{{ '<|assistant|>\\n' }}{%- endif -%}"
 )
+# Writes no generation prompt after an assistant message (Reka Edge and GigaChat 3 do so).
+UNPROMPTED = TURNS.replace(
+    "if add_generation_prompt", "if add_generation_prompt and messages[-1].role != 'assistant'"
+)
 # Refuses an assistant message after an assistant message, and only that.
 NO_ANSWER_PAIRS = (
     "{%- for message in messages -%}"
@@ -71,7 +75,9 @@ def test_deepseek_v31_writes_an_answer_after_an_answer_as_its_template_does() ->
     for thinking in (False, True):
         variant = fmt.with_options(thinking=thinking)
         theirs = original.render(ANSWERS, variables={"thinking": thinking}).text
-        assert theirs is not None and theirs.endswith("one<｜end▁of▁sentence｜>two<｜end▁of▁sentence｜>")
+        assert theirs is not None and theirs.endswith(
+            "one<｜end▁of▁sentence｜>two<｜end▁of▁sentence｜>"
+        )
         assert variant.render(ANSWERS).text == theirs
         # The model's answer after an answer (the template writes no prompt there) is read
         # as an answer, not as reasoning the thinking prompt would open.
@@ -92,6 +98,18 @@ def test_an_answer_after_an_answer_written_as_a_turn_of_its_own_is_derived() -> 
     assert fmt.render(ANSWERS).text == TemplateRunner(TURNS, {}).render(ANSWERS).text
     # Verification held such conversations.
     assert inference.verification is not None and inference.verification.passed
+
+
+def test_an_answer_after_an_answer_no_prompt_precedes_is_read_as_the_conversations() -> None:
+    """A model is never prompted for an answer after an answer where the template writes no
+    generation prompt there: that turn is read back as the conversation's last answer."""
+    runner = TemplateRunner(UNPROMPTED, {})
+    prompted = runner.render(ANSWERS[:2], add_generation_prompt=True).text
+    assert prompted == runner.render(ANSWERS[:2]).text
+    inference = infer_template(UNPROMPTED, eos_token="<|end|>")
+    assert inference.format is not None, inference.describe()
+    assert _status(inference) == "derived; written as two assistant turns"
+    assert inference.format.render(ANSWERS).text == runner.render(ANSWERS).text
 
 
 def test_answers_in_a_row_the_template_refuses_are_refused_saying_why() -> None:
