@@ -4,6 +4,8 @@ refused at use, saying why, where it does not."""
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from pawlette.errors import RequestError
@@ -152,9 +154,7 @@ def test_generated_answers_in_a_row_leave_the_other_conversations_as_they_were()
     assert paired == [7, 15, 23]
     for number in paired:
         roles = [message["role"] for message in with_pairs[number].messages]
-        assert any(
-            first == second == "assistant" for first, second in zip(roles, roles[1:], strict=False)
-        )
+        assert any(first == second == "assistant" for first, second in itertools.pairwise(roles))
     for number, (sample, other) in enumerate(zip(with_pairs, without, strict=True)):
         assert "consecutive-answers" not in other.kinds
         if number not in paired:

@@ -3,9 +3,9 @@
 :func:`generate` makes ``count`` OpenAI requests from a seed, holding only what the
 declaration says it writes (:class:`Features`): system messages first and later, several user
 queries (some in a row), answers (some in a row), tools, calls (parallel, with text, without
-arguments, nested arguments), results (text and JSON), reasoning before and after the last query, and text of every kind (plain,
-non-ASCII, Markdown, quotes and backslashes, edge whitespace, empty).  The same seed gives
-the same conversations on every machine.  ``avoid`` lists text no generated string may hold
+arguments, nested arguments), results (text and JSON), reasoning before and after the last
+query, and text of every kind (plain, non-ASCII, Markdown, quotes and backslashes, edge
+whitespace, empty).  The same seed gives the same conversations on every machine.  ``avoid`` lists text no generated string may hold
 (the format's own markers).
 """
 

@@ -55,7 +55,8 @@ class Underived(Concept):
     """``refused``: ``(capability, reason)`` pairs, the capabilities being ``"tools"``,
     ``"tool calls"``, ``"parallel tool calls"``, ``"text with tool calls"``, ``"tool results"``,
     ``"reasoning"``, ``"system messages"``, ``"later system messages"``, ``"consecutive user
-    messages"``, ``"consecutive assistant messages"``, ``"names"`` and ``"empty ROLE text"`` (a message of ROLE with no text)."""
+    messages"``, ``"consecutive assistant messages"``, ``"names"`` and ``"empty ROLE text"``
+    (a message of ROLE with no text)."""
 
     refused: tuple[tuple[str, str], ...]
 
