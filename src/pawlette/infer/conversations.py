@@ -5,8 +5,8 @@ declaration says it writes (:class:`Features`): system messages first and later,
 queries (some in a row), answers (some in a row), tools, calls (parallel, with text, without
 arguments, nested arguments), results (text and JSON), reasoning before and after the last
 query, and text of every kind (plain, non-ASCII, Markdown, quotes and backslashes, edge
-whitespace, empty).  The same seed gives the same conversations on every machine.  ``avoid`` lists text no generated string may hold
-(the format's own markers).
+whitespace, empty).  The same seed gives the same conversations on every machine.
+``avoid`` lists text no generated string may hold (the format's own markers).
 """
 
 from __future__ import annotations
