@@ -9,7 +9,7 @@ no such shape, or the template refuses it, the capability is refused at use, say
 
 from __future__ import annotations
 
-from ..declare import Alternation, AnswerFence, Reasoning
+from ..declare import Alternation, AnswerFence, Reasoning, Trimmed
 from ..declare.pieces import text_of
 from .atoms import excerpt
 from .draft import Draft
@@ -83,7 +83,8 @@ def derive_consecutive_answers(probe: Probe, draft: Draft) -> None:
 
 def _opener(draft: Draft, base: str, written: str, a1: str, a2: str) -> str | None:
     """What opens the second of two assistant turns in ``written`` (``base`` without it),
-    less what the concepts write there (a reasoning stand-in, an answer's open fence); None:
+    less what the concepts write there (a reasoning stand-in, an answer's open fence, the
+    lead before its text); None:
     the second turn is not written as a turn of its own after the first."""
     if base.count(a1) != 1 or written.count(a1) != 1 or written.count(a2) != 1:
         return None
@@ -93,9 +94,11 @@ def _opener(draft: Draft, base: str, written: str, a1: str, a2: str) -> str | No
         return None
     between = written[start : len(written) - len(a2 + rest)]
     assistant = draft.frames["assistant"]
-    answer_open = answer_close = absent = ""
+    answer_open = answer_close = absent = lead = ""
     for concept in draft.concepts:
-        if isinstance(concept, AnswerFence):
+        if isinstance(concept, Trimmed) and "assistant" in concept.roles:
+            lead = text_of(concept.lead)  # (GLM-4.6's newline before a text)
+        elif isinstance(concept, AnswerFence):
             answer_open, answer_close = text_of(concept.open), text_of(concept.close)
         elif isinstance(concept, Reasoning):
             absent = text_of(concept.absent)
@@ -103,7 +106,7 @@ def _opener(draft: Draft, base: str, written: str, a1: str, a2: str) -> str | No
     if not between.startswith(close):
         return None
     opener = between[len(close) :]
-    for written_there in (answer_open, absent):
+    for written_there in (lead, answer_open, absent):
         if not opener.endswith(written_there):
             return None
         opener = opener[: len(opener) - len(written_there)]
