@@ -265,8 +265,11 @@ class Table:
                 if role not in ("user", "assistant"):
                     break  # system text and results are placed by their concepts
                 # A turn with no opener after a turn with no end cannot be told from it:
-                # what follows is read as that turn's (the writer may still write it).
-                if other != role and not self.text(frame.opener(other)) and self.ends(other):
+                # what follows is read as that turn's (the writer may still write it).  After
+                # a turn of its own role, only where the frame says so (``open_after``): an
+                # assistant turn a template writes straight after another (DeepSeek V3.1).
+                same = other == role and other not in frame.open_after
+                if not same and not self.text(frame.opener(other)) and self.ends(other):
                     implicit.setdefault(role, set()).add(other)
         return implicit
 

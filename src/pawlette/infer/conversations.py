@@ -2,11 +2,11 @@
 
 :func:`generate` makes ``count`` OpenAI requests from a seed, holding only what the
 declaration says it writes (:class:`Features`): system messages first and later, several user
-queries, tools, calls (parallel, with text, without arguments, nested arguments), results
-(text and JSON), reasoning before and after the last query, and text of every kind (plain,
-non-ASCII, Markdown, quotes and backslashes, edge whitespace, empty).  The same seed gives
-the same conversations on every machine.  ``avoid`` lists text no generated string may hold
-(the format's own markers).
+queries (some in a row), answers (some in a row), tools, calls (parallel, with text, without
+arguments, nested arguments), results (text and JSON), reasoning before and after the last
+query, and text of every kind (plain, non-ASCII, Markdown, quotes and backslashes, edge
+whitespace, empty).  The same seed gives the same conversations on every machine.
+``avoid`` lists text no generated string may hold (the format's own markers).
 """
 
 from __future__ import annotations
@@ -142,6 +142,10 @@ class Features:
     """User messages may carry a ``name``."""
     alternating: bool = False
     """User and assistant messages strictly alternate (no user after a user)."""
+    consecutive_answers: bool = True
+    """Some conversations hold an assistant message right after another (every eighth,
+    counted from the eighth: their number picks them, and the second answer's text is drawn
+    apart, so every other message stays as it is without it)."""
     answer_avoid: tuple[str, ...] = ()
     """Text an assistant's answer may not hold: the plain text that ends its turn."""
 
@@ -169,7 +173,7 @@ class Sample:
 
 
 class _Maker:
-    def __init__(self, seed: int, features: Features, avoid: Iterable[str]) -> None:
+    def __init__(self, seed: int | str, features: Features, avoid: Iterable[str]) -> None:
         self.random = random.Random(seed)
         self.features = features
         self.avoid = tuple(text for text in avoid if text)
@@ -256,6 +260,12 @@ def _conversation(number: int, seed: int, features: Features, avoid: Iterable[st
             _call_rounds(maker, messages, request["tools"], features)
         elif turn < rounds - 1 or shape in (1, 3):
             messages.append(_answer(maker, features))
+            if turn == 0 and features.consecutive_answers and number % 8 == 7:
+                # Drawn from draws of its own: the rest of the conversation is as without it.
+                side = _Maker(f"answer {seed} {number}", features, avoid)
+                side.kinds = maker.kinds
+                messages.append(_answer(side, features))
+                maker.kinds.add("consecutive-answers")
     if rounds > 1:
         maker.kinds.add("multi-turn")
     request["messages"] = messages

@@ -15,6 +15,7 @@ from ..declare.pieces import text_of
 from ..errors import FormatError
 from ..format import Format
 from .atoms import Tokens
+from .consecutive_answers import NAME as CONSECUTIVE
 from .conversations import Features, generate
 from .culprits import find_culprit
 from .draft import Capability, Draft
@@ -121,6 +122,7 @@ def _features(draft: Draft) -> Features:
         empty_roles=frozenset(draft.empty_roles),
         names=ok("names"),
         alternating=draft.status("consecutive user messages") in ("refused", "not derived"),
+        consecutive_answers=draft.status(CONSECUTIVE) not in ("refused", "not derived"),
         answer_avoid=plain_ends(draft),
     )
 
@@ -305,6 +307,7 @@ def _refused(
 
 def _stages() -> list[Any]:
     from .calls import derive_calls
+    from .consecutive_answers import derive_consecutive_answers
     from .dates import derive_date
     from .fields import (
         derive_alternation,
@@ -326,5 +329,6 @@ def _stages() -> list[Any]:
         derive_tools,
         derive_calls,
         derive_results,
+        derive_consecutive_answers,
         derive_date,
     ]

@@ -107,6 +107,15 @@ def _alternating(request: Request) -> None:
     request["messages"] = kept
 
 
+def _one_answer(request: Request) -> None:
+    kept: list[dict[str, Any]] = []
+    for message in _messages(request):
+        if kept and message["role"] == "assistant" and kept[-1]["role"] == "assistant":
+            continue
+        kept.append(message)
+    request["messages"] = kept
+
+
 def _trimmed(request: Request) -> None:
     for message in _messages(request):
         for key in ("content", "reasoning_content"):
@@ -119,6 +128,9 @@ def _no_system(request: Request) -> None:
 
 
 CULPRITS: tuple[tuple[str, str, Callable[[Request], None]], ...] = (
+    # First: an answer after an answer is held by few conversations, and taking it out
+    # changes nothing else in them (a failure it ends would otherwise give up their reasoning).
+    ("consecutive-answers", "consecutive assistant messages", _one_answer),
     ("text-with-calls", "text with tool calls", _no_text_with_calls),
     ("parallel-calls", "parallel tool calls", _one_call),
     ("results", "tool results", _no_results),

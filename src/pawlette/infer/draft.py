@@ -12,7 +12,7 @@ import datetime
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ..declare import ConversationEnd, Frame, Layout, Marker, PromptAlways
+from ..declare import Alternation, ConversationEnd, Frame, Layout, Marker, PromptAlways
 from ..declare.concept import Concept
 from ..declare.pieces import Fence
 from ..errors import FormatError
@@ -149,12 +149,19 @@ class Draft:
 
     def refused(self) -> dict[str, str]:
         """What the declaration must refuse at use, by capability name."""
-        # Empty texts the template refuses: no other concept refuses them.
+        # Empty texts the template refuses, and an assistant message after another where the
+        # user and assistant messages need not alternate: no other concept refuses them.
+        alternates = any(isinstance(concept, Alternation) for concept in self.concepts)
         return {
             item.name: item.detail
             for item in self.capabilities
             if item.status == "not derived"
             or (item.status == "refused" and item.name.startswith("empty "))
+            or (
+                item.status == "refused"
+                and item.name == "consecutive assistant messages"
+                and not alternates
+            )
         }
 
     def layout(self, name: str, summary: str) -> Layout:

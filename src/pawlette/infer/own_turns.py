@@ -581,6 +581,11 @@ def own_turns(
                 _Cut(opener, prompt_tail, stand_in) if not declared else None,
                 message,
             )
+            # The template writes no generation prompt after an answer: a model is never
+            # prompted for the answer after it, which may be read as the conversation's too.
+            unprompted = _unprompted(render, messages, index, tools, before.text)
+            if cut is None and unprompted:
+                cut = (after.text, "")
             if cut is None and read_whole:
                 cut = (after.text, "")
             if cut is None:
@@ -640,6 +645,9 @@ def own_turns(
                         texts = [canonical_message(item).get("content", "") for item in rest]
                         if "content" not in again and any(texts):
                             readings.append({"content": "".join(texts), **again})
+            if unprompted and prompt_text:
+                with contextlib.suppress(Exception):
+                    readings.append(canonical_message(_last_assistant(fmt, after.text), ids=ids))
             if expected in readings:
                 parsed_back += 1
                 continue
@@ -670,6 +678,21 @@ def own_turns(
         problems=tuple(problems),
         within_losses=lost,
     )
+
+
+def _unprompted(
+    render: RenderTemplate,
+    messages: Sequence[Mapping[str, Any]],
+    index: int,
+    tools: Any,
+    prompted: str,
+) -> bool:
+    """Whether ``messages[index]`` follows an assistant message after which the template
+    writes no generation prompt (its render with the prompt is its render without)."""
+    if messages[index - 1].get("role") != "assistant":
+        return False
+    plain = render(messages[:index], tools, False)
+    return plain.text == prompted
 
 
 def _last_assistant(fmt: Format, text: str) -> dict[str, Any]:

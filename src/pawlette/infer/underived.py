@@ -28,6 +28,10 @@ _CONDITIONS = {
     "consecutive user messages": (
         "loop.index0 > 0 and message.role == 'user' and messages[loop.index0 - 1].role == 'user'"
     ),
+    "consecutive assistant messages": (
+        "loop.index0 > 0 and message.role == 'assistant' "
+        "and messages[loop.index0 - 1].role == 'assistant'"
+    ),
     "tool results": "message.role == 'tool'",
     "names": "message.role != 'tool' and message.name is defined and message.name is not none",
     "reasoning": f"message.role == 'assistant' and {_REASONING}",
@@ -51,7 +55,8 @@ class Underived(Concept):
     """``refused``: ``(capability, reason)`` pairs, the capabilities being ``"tools"``,
     ``"tool calls"``, ``"parallel tool calls"``, ``"text with tool calls"``, ``"tool results"``,
     ``"reasoning"``, ``"system messages"``, ``"later system messages"``, ``"consecutive user
-    messages"``, ``"names"`` and ``"empty ROLE text"`` (a message of ROLE with no text)."""
+    messages"``, ``"consecutive assistant messages"``, ``"names"`` and ``"empty ROLE text"``
+    (a message of ROLE with no text)."""
 
     refused: tuple[tuple[str, str], ...]
 
@@ -105,6 +110,12 @@ class Underived(Concept):
                     "consecutive user messages",
                     f"{where}.role",
                     "a user message after a user message",
+                )
+            if message.role == "assistant" and previous == "assistant":
+                refuse(
+                    "consecutive assistant messages",
+                    f"{where}.role",
+                    "an assistant message after an assistant message",
                 )
             previous = message.role
             if message.role == "system":
