@@ -464,7 +464,6 @@ class ToolsBlock(Concept):
 
     def jinja_block(self, out: Template, *, separated: bool = False) -> None:
         out.fence(self.separated_open if separated else self.open)
-        value = "tool" if self.wrap == "openai" else "tool.function"
         if self.array:
             listed = (
                 "tools" if self.wrap == "openai" else 'tools | map(attribute="function") | list'
@@ -475,12 +474,20 @@ class ToolsBlock(Concept):
             else:
                 out.value(f"{listed} | {self._tojson()}")
         else:
-            out.out("{%- for tool in tools -%}")
+            # (A block written without tools too loops over none: ``tools`` is then None.)
+            listed = "(tools if has_tools else [])" if self.always else "tools"
+            out.out(f"{{%- for tool in {listed} -%}}")
             out.fence(self.item_open)
-            out.value(f"{value} | {self._tojson()}")
+            self.jinja_item(out)
             out.fence(self.item_close)
             out.out("{%- endfor -%}")
         out.fence(self.close)
+
+    def jinja_item(self, out: Template) -> None:
+        """One tool's text in the exported template (``tool`` in scope, between the item
+        fences): its JSON.  A block that writes tools otherwise says how here."""
+        value = "tool" if self.wrap == "openai" else "tool.function"
+        out.value(f"{value} | {self._tojson()}")
 
     def jinja_host(self, out: Template, role: str) -> str | None:
         if self.place == "system":

@@ -70,20 +70,14 @@ class DescribedTools(ToolsBlock):
 
         return Described("tools, each a 'Use the function' line and its JSON", make)
 
-    def jinja_block(self, out: Template, *, separated: bool = False) -> None:
+    def jinja_item(self, out: Template) -> None:
         escape = _ESCAPE if self.escaped else ""
-        out.fence(self.separated_open if separated else self.open)
-        out.out("{%- for tool in (tools if has_tools else []) -%}")
-        out.fence(self.item_open)
         out.literal("Use the function '")
         out.out(f"{{{{- tool.function.name {escape} -}}}}")
         out.literal("' to '")
         out.out(f'{{{{- (tool.function.description or "") {escape} -}}}}')
         out.literal("'\n")
         out.out(f"{{{{- tool.function | tojson {escape} -}}}}")
-        out.fence(self.item_close)
-        out.out("{%- endfor -%}")
-        out.fence(self.close)
 
 
 class _DescribedReader(WholeTextReader):

@@ -56,15 +56,9 @@ class LiteralTools(ToolsBlock):
         super().jinja_setup(out)
         literal_macros(out)
 
-    def jinja_block(self, out: Template, *, separated: bool = False) -> None:
-        out.fence(self.separated_open if separated else self.open)
+    def jinja_item(self, out: Template) -> None:
         value = "tool" if self.wrap == "openai" else "tool.function"
-        out.out("{%- for tool in (tools if has_tools else []) -%}")
-        out.fence(self.item_open)
         out.out(f"{{{{- python_literal({value}, 'repr', 'tools') -}}}}")
-        out.fence(self.item_close)
-        out.out("{%- endfor -%}")
-        out.fence(self.close)
 
 
 class _LiteralsReader(ReprLinesReader):

@@ -47,16 +47,10 @@ class NamespaceTypes(ToolsBlock):
         super().jinja_setup(out)
         out.macro("fv32", typescript.JINJA_MACROS)
 
-    def jinja_block(self, out: Template, *, separated: bool = False) -> None:
+    def jinja_item(self, out: Template) -> None:
         # (each tool's type: the namespace of that one tool, less its head and foot)
         head, foot = len(typescript.HEADER), len(typescript.FOOTER)
-        out.fence(self.separated_open if separated else self.open)
-        out.out("{%- for tool in (tools if has_tools else []) -%}")
-        out.fence(self.item_open)
         out.out(f"{{{{- fv32_namespace([tool])[{head}:-{foot}] -}}}}")
-        out.fence(self.item_close)
-        out.out("{%- endfor -%}")
-        out.fence(self.close)
 
 
 class _TypesReader(WholeTextReader):
