@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Literal
 
+from ..engine.fold import positional_answers
 from ..engine.readers import ScaffoldReader, WholeTextReader
 from ..errors import FormatError, RequestError
 from .concept import Concept
@@ -405,26 +406,20 @@ def _paired_by_position(out: Render) -> None:
     id is written, the model and the parser (:func:`~pawlette.engine.fold.pair_results`)
     match a run of results with the calls before it in order, so a result given out of that
     order, or beyond the last call, no longer says which call it answers."""
-    calls: list[str] = []
-    answered = 0
-    for index, message in enumerate(out.messages):
-        if message.role == "assistant" and message.tool_calls:
-            calls = [call.id or "" for call in message.tool_calls]
-            answered = 0
-        elif message.role == "tool":
-            given = message.tool_call_id
-            if given is not None and (answered >= len(calls) or given != calls[answered]):
-                paired = (
-                    f"call {answered} ({calls[answered]!r})"
-                    if answered < len(calls)
-                    else "no call (there are fewer calls before it)"
-                )
-                out.lose(
-                    f"messages[{index}].tool_call_id",
-                    f"{given!r} not written: results are matched with calls by position, and "
-                    f"this one is read as the answer to {paired}",
-                )
-            answered += 1
+    messages = out.messages
+    for index, position, call_id in positional_answers(messages):
+        given = messages[index].tool_call_id
+        if given is not None and given != call_id:
+            paired = (
+                "no call (there are fewer calls before it)"
+                if call_id is None
+                else f"call {position} ({call_id!r})"
+            )
+            out.lose(
+                f"messages[{index}].tool_call_id",
+                f"{given!r} not written: results are matched with calls by position, and "
+                f"this one is read as the answer to {paired}",
+            )
 
 
 def positions(messages: Sequence[Message]) -> dict[str, str]:

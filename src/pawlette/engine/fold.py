@@ -8,7 +8,7 @@ non-streaming results cannot disagree (a plain whole completion is read without 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from ..types import (
@@ -280,22 +280,30 @@ def fold(events: Iterable[Event], fields: Mapping[Role, Mapping[str, str]] | Non
     return folder.close()
 
 
-def pair_results(messages: list[Message]) -> list[Message]:
-    """Give each tool message without a ``tool_call_id`` the id of the call it answers: the
-    next call, in order, of the assistant message before its run of results (formats that
-    write no call ids pair results with calls by position).  The one place pairing is done."""
+def positional_answers(messages: Iterable[Message]) -> Iterator[tuple[int, int, str | None]]:
+    """For each tool message: its index, its position among the results after the last
+    assistant message with calls, and the id of the call at that position (None: there are
+    fewer calls).  Formats that write no call ids pair results with calls so; the one place
+    the pairing is worked out (:func:`pair_results` reads it, and so does a render that
+    records the loss of a result given out of its calls' order)."""
     calls: list[str] = []
     answered = 0
-    paired: list[Message] = []
-    for message in messages:
+    for index, message in enumerate(messages):
         if message.role == "assistant" and message.tool_calls:
             calls = [call.id for call in message.tool_calls]
             answered = 0
         elif message.role == "tool":
-            if message.tool_call_id is None and answered < len(calls):
-                message = dataclasses.replace(message, tool_call_id=calls[answered])
+            yield index, answered, calls[answered] if answered < len(calls) else None
             answered += 1
-        paired.append(message)
+
+
+def pair_results(messages: list[Message]) -> list[Message]:
+    """Give each tool message without a ``tool_call_id`` the id of the call it answers by
+    position (:func:`positional_answers`)."""
+    paired = list(messages)
+    for index, _, call_id in positional_answers(messages):
+        if call_id is not None and messages[index].tool_call_id is None:
+            paired[index] = dataclasses.replace(messages[index], tool_call_id=call_id)
     return paired
 
 
