@@ -339,7 +339,7 @@ class Format:
         declared = () if tools is None else _coerce_tools(tools)  # (refused as before)
         # The usual completion is read straight from its runs (see pawlette.engine.whole);
         # anything else by the machine, the reference.
-        plain = read_whole(grammar, completion, start, id_factory)
+        plain = read_whole(grammar, completion, start, id_factory, declared)
         if plain is not None:
             core, calls = plain
             return Completion(

@@ -14,7 +14,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from pawlette.codecs import python_calls
 from pawlette.codecs.python_calls import parse_python_literal
 from pawlette.errors import ParseError
 
@@ -106,3 +109,70 @@ def test_how_deep_it_reads() -> None:
     while read("[" * depth + "]" * depth) is not REFUSED:
         depth += 1
     assert depth - 1 == 99
+
+
+# ---------------------------------------------------------------------- the quick reading
+
+_PIECES = [
+    *("1", "-0", "0.5", "-2.5e-3", "1E+2", "1e400", ".5", "5.", "1_000", "01", "9" * 5000),
+    *("True", "False", "None", "true", "null", "NaN", "Infinity", "Truex", "x", "1+2"),
+    *("'a'", '"b"', "'x y'", "'it\"s'", '"it\'s"', "'True'", "'None'", "'\\n'", "'\t'"),
+    *("'\ud800'", "'é'", "'a' 'b'", "'", '"', "'''t'''", "b'x'", "\x00", "#c", "\\"),
+    *("[", "]", "{", "}", "(", ")", ",", ":", " ", "\n", "\f", "[1,]", "{'a'}", "{1: 2}"),
+    *("{'a': 1, 'a': 2}", "{'a': 1, 'b': 2}", "[" * 99 + "]" * 99, "[" * 100 + "]" * 100),
+]
+
+
+def _slow_read(text: str) -> Any:
+    """The decoder's reading alone (the quick reading put aside)."""
+    saved = python_calls._quick_literal
+    python_calls._quick_literal = lambda text: python_calls._NOT_KNOWN
+    try:
+        return read(text)
+    finally:
+        python_calls._quick_literal = saved
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), min_size=1, max_size=8))
+def test_the_quick_reading_of_a_literal_is_the_decoders(pieces: list[str]) -> None:
+    """A literal read at C speed (plain text: one kind of quote, no backslash) gives the
+    decoder's value exactly, or leaves the text to the decoder."""
+    text = "".join(pieces)
+    quick = python_calls._quick_literal(text)
+    if quick is python_calls._NOT_KNOWN:
+        return
+    slow = _slow_read(text)
+    assert slow is not REFUSED, text
+    assert (type(quick), repr(quick)) == (type(slow), repr(slow)), text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[{'id': 0, 'name': 'item 0', 'tags': ['a', 'b'], 'price': 0.0, 'ok': True}]",
+        '{"a": [1, -2.5e-3, None, False], "b": {"c": "d"}}',
+        "['temperature', 'precipitation']",
+        "[" * 99 + "]" * 99,
+    ],
+)
+def test_a_plain_literal_is_read_quickly(text: str) -> None:
+    """What a model writes of a value as Python's ``repr`` is read at C speed."""
+    quick = python_calls._quick_literal(text)
+    assert quick is not python_calls._NOT_KNOWN
+    assert quick == _slow_read(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "{'a': 1, 'a': 2}",  # json would keep the last
+        "[1e400]",  # json would read infinity
+        "[" * 100 + "]" * 100,  # past the decoder's nesting limit
+        "['a', \"b\"]",  # both quotes
+        "['a\\n']",  # an escape
+        "[1,]",  # Python, not JSON
+    ],
+)
+def test_what_the_quick_reading_cannot_vouch_for_is_left_to_the_decoder(text: str) -> None:
+    assert python_calls._quick_literal(text) is python_calls._NOT_KNOWN

@@ -39,12 +39,14 @@ def _starts(fmt: pawlette.Format) -> list[str]:
     return sorted(found)
 
 
-def _agrees(fmt: pawlette.Format, text: str, start: str) -> bool:
+def _agrees(
+    fmt: pawlette.Format, text: str, start: str, tools: tuple[pawlette.Tool, ...] = ()
+) -> bool:
     """Whether the whole-text reading agrees with the machine (True: it read the text)."""
-    plain = read_whole(fmt.grammar, text, start, _ids())
+    plain = read_whole(fmt.grammar, text, start, _ids(), tools)
     if plain is None:
         return False
-    events = Parser(fmt.grammar, id_factory=_ids(), start=start).read_all(text)
+    events = Parser(fmt.grammar, id_factory=_ids(), start=start, tools=tools).read_all(text)
     folded = fold(events, fmt.grammar.fields)
     assert folded.warnings == [], (text, folded.warnings)
     message = merge_assistant(folded.messages)
@@ -106,6 +108,61 @@ def test_what_a_format_writes_is_read_whole_and_as_the_machine_reads_it(name: st
         ends = [text] if stop is None else [text, text[: text.index(stop) + len(stop)]]
         for written in ends:
             assert _agrees(fmt, written, fmt.grammar.completion_start), (name, written)
+
+
+_TYPED_TOOL = pawlette.Tool(
+    name="get_weather",
+    definition={
+        "name": "get_weather",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "city": {"type": "string"},
+                "days": {"type": "array"},
+                "code": {"type": "string"},
+                "limit": {"type": "integer"},
+            },
+        },
+    },
+)
+_TYPED_CALL = {
+    "id": "call_7",
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "arguments": '{"city": "Paris", "days": [1, 2.5, {"a": [true, null]}], "code": "12", '
+        '"limit": 3}',
+    },
+}
+_TYPED = [
+    {"content": "Let me check.", "tool_calls": [_TYPED_CALL]},
+    {"content": None, "tool_calls": [_TYPED_CALL, {**_TYPED_CALL, "id": "call_8"}]},
+    {"content": "", "reasoning_content": "The user asks.", "tool_calls": [_TYPED_CALL]},
+]
+
+
+@pytest.mark.parametrize("name", ["glm", "seed_oss", "minicpm", "bailing", "spark"])
+def test_calls_read_by_their_parameters_are_read_whole_as_the_machine_reads_them(
+    name: str,
+) -> None:
+    """Calls whose parameters are tags typed by the tool's schema (GLM's, Seed-OSS's with
+    Python literals, MiniCPM's...) are read whole, with the caller's tools or none, and a
+    name none of the caller's tools has is left to the machine (which keeps it as text)."""
+    fmt = pawlette.get_format(name)
+    other = pawlette.Tool(name="other", definition={"name": "other", "parameters": {}})
+    read = 0
+    for message in [*_PLAIN, *_TYPED]:
+        try:
+            text = _written(fmt, message)
+        except pawlette.RequestError:
+            continue
+        start = fmt.grammar.completion_start
+        assert _agrees(fmt, text, start), text
+        assert _agrees(fmt, text, start, (_TYPED_TOOL,)), text
+        if message.get("tool_calls"):
+            assert not _agrees(fmt, text, start, (other,)), text
+        read += 1
+    assert read >= 4
 
 
 def test_a_text_the_reading_does_not_know_is_left_to_the_machine() -> None:

@@ -102,9 +102,10 @@ import unicodedata
 from collections.abc import Callable
 from typing import Any, Literal
 
-from ..engine.call_arguments import MAX_NESTING
+from ..engine.call_arguments import MAX_NESTING, nested_deeper
 from ..engine.call_text import EchoText, LateText, MappedPieces, PackedText, late_text
 from ..errors import ParseError
+from ..json_values import refuse_json_constant, refuse_json_overflow
 from ..types import Event, ParseWarning, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart
 
 __all__ = ["PythonCallDecoder", "parse_python_literal", "python_literal_or_none"]
@@ -1305,6 +1306,9 @@ def parse_python_literal(text: str, *, offset: int = 0) -> Any:
     >>> parse_python_literal("[{'temperature': 22}, None]")
     [{'temperature': 22}, None]
     """
+    quick = _quick_literal(text)
+    if quick is not _NOT_KNOWN:
+        return quick
     prefix = "_(v="
     decoder = PythonCallDecoder(
         mode="single",
@@ -1318,6 +1322,62 @@ def parse_python_literal(text: str, *, offset: int = 0) -> Any:
     if list(arguments) != ["v"]:
         raise ParseError(offset, f"{text[:40]!r}", "one Python literal", text[:80])
     return arguments["v"]
+
+
+_NOT_KNOWN = object()
+
+
+def _unique_members(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A dict literal's members, refused when a key is written twice (as the decoder
+    refuses it; ``json`` would keep the last)."""
+    members = dict(pairs)
+    if len(members) != len(pairs):
+        raise ValueError("a key written twice")
+    return members
+
+
+_quick_decode: Callable[[str], Any] = json.JSONDecoder(
+    object_pairs_hook=_unique_members,
+    parse_constant=refuse_json_constant,
+    parse_float=refuse_json_overflow,
+).decode
+
+
+def _quick_literal(text: str) -> Any:
+    """The value of ``text`` when it is a literal written the plain way, read at C speed; else
+    :data:`_NOT_KNOWN` (the decoder then reads it, and says what is wrong).
+
+    Plain: no backslash, strings in one kind of quote that holds no quote of the other kind.
+    Then the text split at its quotes alternates between what is outside the strings and
+    their contents, exactly; with ``True``, ``False`` and ``None`` outside written as JSON's
+    words and each quote as ``"``, it is JSON text, which ``json`` reads (strictly, a key
+    written twice refused, every number within a double) to the value the decoder makes of
+    the literal.  Whatever Python allows and JSON does not (``.5``, ``1_000``, a trailing
+    comma, adjacent strings, a form feed, a prefix, a tuple) fails to read as JSON, and so is
+    the decoder's: only a text both read the same is read here."""
+    if "\\" in text or "\x00" in text:
+        return _NOT_KNOWN
+    if "'" in text:
+        if '"' in text:
+            return _NOT_KNOWN
+        parts = text.split("'")
+    else:
+        parts = text.split('"')
+    if len(parts) % 2 == 0:  # a string never closed
+        return _NOT_KNOWN
+    outside = "\x00".join(parts[::2])
+    if "True" in outside or "False" in outside or "None" in outside:
+        outside = outside.replace("True", "true").replace("False", "false")
+        parts[::2] = outside.replace("None", "null").split("\x00")
+    json_text = '"'.join(parts)
+    try:
+        value = _quick_decode(json_text)
+    except (ValueError, RecursionError):  # (JSONDecodeError is a ValueError)
+        return _NOT_KNOWN
+    # The decoder's limit: the literal is a call's argument, one level in it.
+    if nested_deeper(json_text, MAX_NESTING - 1):
+        return _NOT_KNOWN
+    return value
 
 
 def python_literal_or_none(text: str, *, offset: int = 0) -> Any:

@@ -477,12 +477,18 @@ class _LeadDropped:
     is known whether it does) and passes the rest on."""
 
     __slots__ = ("_held", "_inner", "_lead", "_settled")
+    whole_kind = "lead dropped"  # see pawlette.engine.whole
 
     def __init__(self, inner: Reader, lead: str) -> None:
         self._inner = inner
         self._lead = lead
         self._held = ""
         self._settled = False
+
+    def whole_lead(self) -> tuple[Reader, str]:
+        """The reader the text goes to and the lead dropped before it (the whole-text
+        reading's view of this one)."""
+        return self._inner, self._lead
 
     def feed(self, text: str, offset: int) -> None:
         if self._settled:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
@@ -299,6 +299,8 @@ def _string_enum(schema: Mapping[str, Any]) -> list[str] | None:
 
 
 _PYTHON = {"True": True, "False": False, "None": None}
+_JSON_STARTS = frozenset('{["-0123456789tfn')
+"""The first characters of a JSON value (json's decoder refuses any other at once)."""
 
 
 def typed_value(
@@ -311,8 +313,13 @@ def typed_value(
     stripped = text.strip()
     if python and stripped in _PYTHON:
         return True, _PYTHON[stripped]
-    # Read once, as a member's value of the arguments (one level in them).
-    value, problem = load_json(stripped, MAX_NESTING - 1) if stripped else (None, "empty")
+    # Read once, as a member's value of the arguments (one level in them); text that no
+    # JSON value begins as (a word, a name: the usual string parameter) is not JSON, known
+    # without the decoder's error.
+    if stripped[:1] in _JSON_STARTS:
+        value, problem = load_json(stripped, MAX_NESTING - 1)
+    else:
+        value, problem = None, "not JSON"
     if problem is None:
         return True, value
     if literal and stripped.startswith(("{", "[")):
@@ -332,6 +339,7 @@ class XmlCallReader(WholeTextReader):
     """One call's name and parameters, read whole at its close."""
 
     __slots__ = ("_tags",)
+    whole_kind = "whole call"  # see pawlette.engine.whole: read by whole_call when plain
 
     def __init__(self, parser: Parser, tags: Tags) -> None:
         super().__init__(parser)
@@ -360,14 +368,34 @@ class XmlCallReader(WholeTextReader):
         tools = schema_tools(self._parser) if problem is None else ()
         return problem, name, next((item for item in tools if item.name == name), None)
 
+    def whole_call(self, text: str, tools: tuple[Tool, ...]) -> tuple[str, str] | None:
+        """The name and arguments (JSON text) of a call whose whole text is ``text``, read
+        as :meth:`close` reads it in a completion parsed with ``tools``; None when the
+        text is no call (the machine then reads it and says why)."""
+
+        def named(written: str) -> tuple[str | None, str, Tool | None]:
+            name = written.strip()
+            tool = next((item for item in tools if item.name == name), None)
+            known = name and (tool is not None or not tools)
+            return (None if known else "no call"), name, tool
+
+        try:
+            name, arguments = self._call(text, named)
+        except _NoCall:
+            return None
+        return name, json.dumps(arguments, ensure_ascii=False)
+
     def _read(self, text: str) -> tuple[str | None, str | None, dict[str, Any] | None]:
         try:
-            return None, *self._call(text)
+            return None, *self._call(text, self.named_tool)
         except _NoCall as problem:
             return str(problem), None, None
 
-    def _call(self, text: str) -> tuple[str, dict[str, Any]]:
-        """The call's name and arguments, or :class:`_NoCall` saying why it is none."""
+    def _call(
+        self, text: str, name_of: Callable[[str], tuple[str | None, str, Tool | None]]
+    ) -> tuple[str, dict[str, Any]]:
+        """The call's name and arguments (``name_of``: the name's problem, the name and its
+        tool, from the name as written), or :class:`_NoCall` saying why it is none."""
         tags = self._tags
         key_open, key_close, value_close = (
             tags.finder(tag[1]) for tag in (tags.key_open, tags.key_close, tags.value_close)
@@ -381,7 +409,7 @@ class XmlCallReader(WholeTextReader):
         else:  # the name ends where the first parameter (or the call) does (GLM)
             first = key_open.search(text)
             name_end = position = first.start() if first is not None else len(text)
-        problem, name, tool = self.named_tool(text[:name_end])
+        problem, name, tool = name_of(text[:name_end])
         if problem is not None:
             raise _NoCall(problem)
         arguments: dict[str, Any] = {}

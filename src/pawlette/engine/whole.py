@@ -22,8 +22,15 @@ plain text (``whole_kind``):
 - ``"scaffold"``: only whitespace (anything else is stray: give up);
 - ``"call"``: a JSON call (:class:`~pawlette.engine.readers.JsonCallReader`'s reading when a
   marker closes it), taken only as :func:`~pawlette.engine.readers.plain_call` reads it;
+- ``"whole call"``: a call read whole at the marker that closes it, by the reader's
+  ``whole_call(text, tools)`` (its name and arguments, or None: give up);
 - ``"headed"``: a reader whose ``whole_reading()`` gives the reader it reads a plain text as,
-  and the markers after which it reads otherwise (a header's separator: give up there).
+  and the markers after which it reads otherwise (a header's separator: give up there);
+- ``"lead dropped"``: a reader whose ``whole_lead()`` gives the reader it passes its text to
+  and the lead it drops where the state's text begins with it.
+
+A marker with no row in a state but known there as text (the state's ``inner`` markers, the
+grammar's ``soft`` ones) is read as a run, as the machine feeds it to the state's reader.
 
 A step's actions are taken when each says it is ``quiet``: in a completion that has begun,
 it emits nothing and leaves the reading where the step goes (beginning or ending a message).
@@ -34,19 +41,23 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..types import Message, TextPart, ToolCall
+from ..types import Message, TextPart, Tool, ToolCall
 from .lexer import Lexer
 from .machine import WINDOW, Grammar, Parser, Reader, random_call_id
 from .readers import CallEnvelope, plain_call
 
-_CONTENT, _REASONING, _OPTIONAL_REASONING, _SCAFFOLD, _CALL = range(5)
+_CONTENT, _REASONING, _OPTIONAL_REASONING, _SCAFFOLD, _CALL, _WHOLE_CALL = range(6)
 _KINDS = {
     "content": _CONTENT,
     "reasoning": _REASONING,
     "optional reasoning": _OPTIONAL_REASONING,
     "scaffold": _SCAFFOLD,
     "call": _CALL,
+    "whole call": _WHOLE_CALL,
 }
+_CALLS = frozenset((_CALL, _WHOLE_CALL))
+_AFTER_CALL = "assistant.after_call"
+"""The state a call's close leads to (a close that leads elsewhere cuts the call off)."""
 _SILENT = frozenset((_CONTENT, _OPTIONAL_REASONING, _SCAFFOLD))
 """Kinds that, made and closed with nothing read, emit nothing (a state the turn has ended
 in is entered so: its reader is closed at the end, never fed)."""
@@ -58,15 +69,29 @@ class _StateReading:
     envelope: CallEnvelope | None
     refused: frozenset[str]
     """Markers after which the state reads otherwise (give up when one comes)."""
+    lead: str = ""
+    """What is dropped where the state's text begins with it ("": nothing)."""
+    whole_call: Callable[[str, tuple[Tool, ...]], tuple[str, str] | None] | None = None
+    """A ``"whole call"`` reader's reading of its call's text."""
+    inner: frozenset[str] = frozenset()
+    """Markers that are text in the state (its ``inner`` and the grammar's ``soft``)."""
 
 
-def _kind_of(reader: Reader) -> tuple[int, CallEnvelope | None, frozenset[str]] | None:
+def _kind_of(reader: Reader) -> _StateReading | None:
     refused: frozenset[str] = frozenset()
+    lead = ""
     for _ in range(4):  # a headed reader's reading is another's (a few deep at most)
         name = type(reader).__dict__.get("whole_kind")
         if name == "headed":
             inner, also = reader.whole_reading()  # type: ignore[attr-defined]
             reader, refused = inner, refused | also
+            continue
+        if name == "lead dropped":
+            if lead:  # (a lead inside a lead: no format has one)
+                return None
+            reader, lead = reader.whole_lead()  # type: ignore[attr-defined]
+            if not lead:
+                return None
             continue
         kind = _KINDS.get(name) if isinstance(name, str) else None
         if kind is None:
@@ -76,7 +101,10 @@ def _kind_of(reader: Reader) -> tuple[int, CallEnvelope | None, frozenset[str]] 
             envelope = getattr(reader, "_envelope", None)
             if not isinstance(envelope, CallEnvelope):
                 return None
-        return kind, envelope, refused
+        whole_call = getattr(reader, "whole_call", None) if kind == _WHOLE_CALL else None
+        if kind == _WHOLE_CALL and whole_call is None:
+            return None
+        return _StateReading(kind, envelope, refused, lead, whole_call)
     return None
 
 
@@ -94,7 +122,17 @@ class _Plan:
                 found = _kind_of(reader)
             except Exception:  # a reader that cannot be made apart: the machine reads it
                 found = None
-            readings[name] = None if found is None else _StateReading(*found)
+            if found is not None:
+                text_markers = frozenset(state.inner) | grammar.soft
+                found = _StateReading(
+                    found.kind,
+                    found.envelope,
+                    found.refused,
+                    found.lead,
+                    found.whole_call,
+                    text_markers - grammar.rows[name].keys(),
+                )
+            readings[name] = found
         self.readings = readings
         # Per state and marker: the step's target when its actions are all quiet.
         self.quiet_steps: dict[str, dict[str, str]] = {
@@ -124,9 +162,12 @@ def read_whole(
     text: str,
     start: str | None = None,
     id_factory: Callable[[], str] | None = None,
+    tools: tuple[Tool, ...] = (),
 ) -> tuple[Message, int] | None:
     """The message of the whole completion ``text`` and its number of calls, when it is
-    written the plain way (see the module docstring); None: read it with the machine."""
+    written the plain way (see the module docstring); None: read it with the machine.
+    ``tools``: the caller's (a call read whole checks its name against them and types its
+    arguments by their schemas, as the machine's reader does)."""
     if len(text) > WINDOW:
         return None
     plan = _plan(grammar)
@@ -145,6 +186,7 @@ def read_whole(
     calls: list[tuple[str | None, str, str]] = []
     call_text: str | None = None
     trailing = False
+    lead = reading.lead
     for marker, run, _ in tokens:
         if trailing:  # the turn is over (as Parser._trail reads it)
             if marker is None:
@@ -162,7 +204,16 @@ def read_whole(
                 continue
             return None
         kind = reading.kind
-        if marker is None:
+        # A marker that is text in this state is read as its run (the machine feeds it so).
+        if marker is None or marker in reading.inner:
+            if lead:  # the state's first text: its lead is dropped (_LeadDropped's reading)
+                if len(run) < len(lead) and lead.startswith(run):
+                    return None  # (held by the reader until more tells: the machine's)
+                if run.startswith(lead):
+                    run = run[len(lead) :]
+                lead = ""
+                if not run:  # nothing passed on
+                    continue
             if kind == _CONTENT:
                 content.append(run)
             elif kind == _REASONING or (kind == _OPTIONAL_REASONING and run):
@@ -188,18 +239,26 @@ def read_whole(
             written_id, name, begin, finish = found
             calls.append((written_id, name, call_text[begin:finish]))
             call_text = None
+        elif kind == _WHOLE_CALL:
+            assert reading.whole_call is not None
+            read = reading.whole_call(call_text or "", tools) if target == _AFTER_CALL else None
+            if read is None:
+                return None
+            calls.append((None, *read))
+            call_text = None
         state = target
         next_reading = readings[state]
         if next_reading is None:
             return None
         reading = next_reading
+        lead = reading.lead
         if state in over:
             if reading.kind not in _SILENT:
                 return None
             trailing = True
         elif reading.kind == _REASONING and reasoning is None:
             reasoning = []
-    if not trailing and reading.kind == _CALL:
+    if not trailing and reading.kind in _CALLS:
         return None  # a call never closed: the machine says what becomes of it
     new_call_id = id_factory or random_call_id
     tool_calls = tuple(
