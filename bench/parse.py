@@ -4,10 +4,12 @@ The headline is the like-for-like comparison: ``Format.parse`` against transform
 ``parse_response`` with the format's response template compiled once
 (``load_response_template``, as a server holds it), on the completion alone, on whole turns of
 six shapes (a short call, prose, a 2.5 KB turn, parallel calls, 200 nested objects, an 80 KB
-string) in PCML, chatml and the declared families' llama3, hermes and glm
-(``bench.peers.FAMILY_FORMATS``), in thread CPU and wall time with the sides interleaved, each
-side about 50 ms of calls a round (a peer 30 times slower does not make a round 30 times
-longer); then, with the peers (``bench/peers.py``; ``--no-peers`` to skip them):
+string) in PCML, chatml and the declared families' formats of ``bench.peers.FAMILY_FORMATS``
+(against transformers' own template where it ships one: chatml's, Qwen 3.5's and Gemma 4's;
+hermes against chatml's; the others pawlette alone), in thread CPU and wall time with the
+sides interleaved, each side about 50 ms of calls a round (a peer 30 times slower does not
+make a round 30 times longer); then, with the peers (``bench/peers.py``; ``--no-peers`` to
+skip them):
 
 - the fixed cost of a completion per format;
 - per-token parsing from ids against openai-harmony's Rust ``StreamableParser`` called
@@ -443,9 +445,13 @@ if __name__ == "__main__":
                 "`parse_response` with the format's response template compiled once "
                 "(`load_response_template`, as a server holds it), on the same completion "
                 "alone, on whole turns of six shapes in pcml, chatml and the declared "
-                "families' llama3, hermes and glm (hermes against transformers' Qwen "
-                "template, which reads its calls; llama3 and glm have no transformers "
-                "template: pawlette's time alone). Thread CPU time per call, best and median "
+                "families' llama3, hermes, glm, chatml:qwen3.5, gemma4, seed_oss and "
+                "minimax_m2 (chatml, chatml:qwen3.5 and gemma4 against the response "
+                "template transformers ships for their models, hermes against chatml's, "
+                "which reads its calls; transformers' Qwen 3.5 template keeps parameters as "
+                "text where pawlette types them; llama3, glm, seed_oss and minimax_m2 have "
+                "no transformers template: pawlette's time alone). Thread CPU time per "
+                "call, best and median "
                 "of 7 rounds with the sides taking turns, each side about 50 ms of calls a "
                 "round. Then the fixed cost of a completion (5,000 calls a round), "
                 "streaming a 0.5 MB completion with long call arguments in 1- and "

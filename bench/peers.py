@@ -22,6 +22,7 @@ it once; harmony reads it through ``TIKTOKEN_ENCODINGS_BASE``.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -265,29 +266,60 @@ def shape_message(shape: str) -> dict[str, Any]:
     raise ValueError(f"unknown shape {shape!r}")
 
 
-def shape_completion(name: str, shape: str) -> str:
-    """Format ``name``'s completion of a shape's message, up to and with its stop marker."""
+def shape_prompt(name: str) -> str:
+    """Format ``name``'s generation prompt before a shape's completion."""
     fmt = pawlette.get_format(name)
-    question = [{"role": "user", "content": "What's the weather in Paris this week?"}]
+    return fmt.render(QUESTION, tools=TOOLS, add_generation_prompt=True).text
+
+
+QUESTION = [{"role": "user", "content": "What's the weather in Paris this week?"}]
+PROMPT_TAILS = {"gemma4": "<|channel>thought\n<channel|>"}
+"""The end of a format's generation prompt that its turn as written in a conversation leaves
+out (Gemma 4's prompt closes an empty thought): the completion is taken from before it, as
+a model with thinking on writes its turn."""
+
+
+def shape_completion(name: str, shape: str) -> str:
+    """Format ``name``'s completion of a shape's message, up to and with its stop marker:
+    the text after the generation prompt, less the tail of it a written turn leaves out
+    (:data:`PROMPT_TAILS`)."""
+    fmt = pawlette.get_format(name)
     message = {"role": "assistant", **shape_message(shape)}
-    prompt = fmt.render(question, tools=TOOLS, add_generation_prompt=True).text
-    full = fmt.render([*question, message], tools=TOOLS).text
-    completion = full[len(prompt) :]
+    prompt = shape_prompt(name)
+    full = fmt.render([*QUESTION, message], tools=TOOLS).text
+    shared = len(prompt) - len(PROMPT_TAILS.get(name, ""))
+    assert full.startswith(prompt[:shared]), f"{name}: the prompt is no beginning of the turn"
+    completion = full[shared:]
     stop = STOP.get(name) or FAMILY_STOP.get(name)
     if stop is None or stop not in completion:  # a turn that ends with the text (GLM)
         return completion
     return completion[: completion.index(stop) + len(stop)]
 
 
-FAMILY_FORMATS = ("llama3", "hermes", "glm")
+FAMILY_FORMATS = ("llama3", "hermes", "glm", "chatml:qwen3.5", "gemma4", "seed_oss", "minimax_m2")
 """Declared families' formats whose whole turns are measured too (a shape a format cannot
 write, such as Llama 3's parallel calls, is left out)."""
-FAMILY_STOP = {"hermes": "<|im_end|>"}
+FAMILY_STOP = {"hermes": "<|im_end|>", "chatml:qwen3.5": "<|im_end|>", "gemma4": "<turn|>"}
 """Where a family's completion stops, when its turn has a stop marker STOP does not list."""
 FAMILY_PEER_TEMPLATES = {"hermes": "chatml"}
 """A family whose completion transformers' response template of another format reads as
-written (Hermes spells calls as Qwen does): that template is its peer; the others have
-none in transformers, and their rows give pawlette's time alone."""
+written (Hermes spells calls as Qwen does): that template is its peer."""
+TRANSFORMERS_TEMPLATES = {
+    "chatml": ("qwen3", "transformers' own, for qwen2/qwen3 models"),
+    "chatml:qwen3.5": ("qwen3_5", "transformers' own, for qwen3_5 models"),
+    "gemma4": ("gemma4", "transformers' own, for gemma4 models"),
+}
+"""Formats whose calls a response template transformers ships reads (its server's
+fallbacks by model type); the other families have none in transformers, and their rows give
+pawlette's time alone."""
+PEER_PREFIX = frozenset({"chatml:qwen3.5"})
+"""Formats whose transformers template reads the completion only after the generation
+prompt (Qwen 3.5's prompt opens the reasoning the completion closes): transformers is given
+the prompt as ``prefix``, as its server gives it."""
+TEXT_PARAMETERS = frozenset({"chatml:qwen3.5"})
+"""Formats whose transformers template keeps each tagged parameter as its text (its
+``xml-inline`` reading, with no tool schemas), stripped: where pawlette types a parameter
+(JSON where it reads as JSON), the two are compared on the decoded text."""
 
 
 def peer_templates() -> dict[str, tuple[dict[str, Any], str]]:
@@ -301,15 +333,19 @@ def peer_templates() -> dict[str, tuple[dict[str, Any], str]]:
         from transformers.cli.serving.utils import _RESPONSE_TEMPLATE_FALLBACKS
     except ImportError:
         return templates
-    for model_types, template in _RESPONSE_TEMPLATE_FALLBACKS.items():
-        if "qwen3" in model_types:
-            templates["chatml"] = (template, "transformers' own, for qwen2/qwen3 models")
+    for name, (model_type, source) in TRANSFORMERS_TEMPLATES.items():
+        for model_types, template in _RESPONSE_TEMPLATE_FALLBACKS.items():
+            if model_type in model_types:
+                templates[name] = (template, source)
     return templates
 
 
-def comparable(message: dict[str, Any], *, decoded: bool) -> tuple[Any, ...]:
+def comparable(
+    message: dict[str, Any], *, decoded: bool, text_parameters: bool = False
+) -> tuple[Any, ...]:
     """What both sides must agree on: reasoning and content (stripped: transformers strips
-    text), each call's name and arguments (decoded)."""
+    text), each call's name and arguments (decoded).  ``text_parameters``: each argument that
+    is a string is stripped and read as JSON where it reads so (see TEXT_PARAMETERS)."""
     calls = tuple(
         (
             call["function"]["name"],
@@ -317,11 +353,24 @@ def comparable(message: dict[str, Any], *, decoded: bool) -> tuple[Any, ...]:
         )
         for call in message.get("tool_calls") or ()
     )
+    if text_parameters:
+        calls = tuple((name, _as_text_parameters(arguments)) for name, arguments in calls)
     return (
         (message.get("reasoning_content") or "").strip(),
         (message.get("content") or "").strip(),
         json.dumps(calls, sort_keys=True),
     )
+
+
+def _as_text_parameters(arguments: dict[str, Any]) -> dict[str, Any]:
+    read = {}
+    for key, value in arguments.items():
+        if isinstance(value, str):
+            value = value.strip()
+            with contextlib.suppress(ValueError):
+                value = json.loads(value)
+        read[key] = value
+    return read
 
 
 def whole_turns(
@@ -362,6 +411,10 @@ def whole_turns(
         compiled = None
         if borrowed in templates:
             template, source = templates[borrowed]
+            if name in PEER_PREFIX:
+                source += ", given the generation prompt as prefix"
+            if name in TEXT_PARAMETERS:
+                source += " (it keeps parameters as text; pawlette types them)"
             sources.append(f"{name}: {source}" + ("" if borrowed == name else f" ({borrowed}'s)"))
             compiled = load_response_template(template)
         elif name not in FAMILY_FORMATS:
@@ -416,15 +469,19 @@ def _whole_turn_row(
             "",
             f"{wall * 1e6:,.1f}, -",
         ]
-    theirs = parse_response(text, compiled, prefix="")
-    if comparable(ours, decoded=False) != comparable(theirs, decoded=True):
+    prefix = shape_prompt(name) if name in PEER_PREFIX else ""
+    theirs = parse_response(text, compiled, prefix=prefix)
+    textual = name in TEXT_PARAMETERS
+    if comparable(ours, decoded=False, text_parameters=textual) != comparable(
+        theirs, decoded=True, text_parameters=textual
+    ):
         raise SystemExit(f"bench.peers: {name} {shape}: the sides parse differently")
 
     def pawlette_side() -> object:
         return fmt.parse(text)
 
     def transformers_side() -> object:
-        return parse_response(text, compiled, prefix="")
+        return parse_response(text, compiled, prefix=prefix)
 
     calls = {
         "pawlette": max(5, int(budget / _once(pawlette_side))),

@@ -20,7 +20,7 @@ def test_a_table_writes_its_rows_as_markdown_and_its_facts_as_text() -> None:
     assert text[0] == "Title" and "load: 0.5" in text[1] and text[-1].strip() == "a note"
 
 
-@pytest.mark.parametrize("name", ["pcml", "chatml"])
+@pytest.mark.parametrize("name", ["pcml", "chatml", "chatml:qwen3.5", "gemma4"])
 @pytest.mark.parametrize("shape", peers.SHAPE_NAMES)
 def test_both_sides_read_the_same_message_on_every_shape(name: str, shape: str) -> None:
     from transformers.utils.chat_parsing.response_parser import parse_response
@@ -29,9 +29,13 @@ def test_both_sides_read_the_same_message_on_every_shape(name: str, shape: str) 
     template, _ = peers.peer_templates()[name]
     text = peers.shape_completion(name, shape)
     ours = pawlette.get_format(name).parse(text)
-    theirs = parse_response(text, load_response_template(template), prefix="")
+    prefix = peers.shape_prompt(name) if name in peers.PEER_PREFIX else ""
+    theirs = parse_response(text, load_response_template(template), prefix=prefix)
     assert not ours.warnings
-    assert peers.comparable(ours.message, decoded=False) == peers.comparable(theirs, decoded=True)
+    textual = name in peers.TEXT_PARAMETERS
+    assert peers.comparable(
+        ours.message, decoded=False, text_parameters=textual
+    ) == peers.comparable(theirs, decoded=True, text_parameters=textual)
     expected = peers.shape_message(shape)
     assert len(ours.message.get("tool_calls") or ()) == len(expected.get("tool_calls") or ())
 
