@@ -282,13 +282,22 @@ a model with thinking on writes its turn."""
 def shape_completion(name: str, shape: str) -> str:
     """Format ``name``'s completion of a shape's message, up to and with its stop marker:
     the text after the generation prompt, less the tail of it a written turn leaves out
-    (:data:`PROMPT_TAILS`)."""
+    (:data:`PROMPT_TAILS`), or after what both share (see below)."""
     fmt = pawlette.get_format(name)
     message = {"role": "assistant", **shape_message(shape)}
     prompt = shape_prompt(name)
     full = fmt.render([*QUESTION, message], tools=TOOLS).text
     shared = len(prompt) - len(PROMPT_TAILS.get(name, ""))
-    assert full.startswith(prompt[:shared]), f"{name}: the prompt is no beginning of the turn"
+    if not full.startswith(prompt[:shared]):
+        # A prompt that opens or closes reasoning the written turn spells otherwise (Qwen
+        # 3.5's closed thought, MiniMax-M2's open one): the turn from after the last line
+        # or marker both share.
+        length = next(
+            (at for at, pair in enumerate(zip(prompt, full, strict=False)) if pair[0] != pair[1]),
+            min(len(prompt), len(full)),
+        )
+        common = full[:length]
+        shared = max(common.rfind("\n"), common.rfind(">")) + 1
     completion = full[shared:]
     stop = STOP.get(name) or FAMILY_STOP.get(name)
     if stop is None or stop not in completion:  # a turn that ends with the text (GLM)

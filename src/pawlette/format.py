@@ -13,7 +13,7 @@ from typing import Any
 
 from .blocks.tool_choice import ForcedPrefixes, forced_prefix
 from .engine.fold import fold, merge_assistant, pair_results
-from .engine.lexer import marker_pattern
+from .engine.lexer import Token, marker_pattern
 from .engine.machine import Grammar, Parser, completion_finish_reason
 from .engine.whole import read_whole
 from .engine.writer import Writer
@@ -339,7 +339,8 @@ class Format:
         declared = () if tools is None else _coerce_tools(tools)  # (refused as before)
         # The usual completion is read straight from its runs (see pawlette.engine.whole);
         # anything else by the machine, the reference.
-        plain = read_whole(grammar, completion, start, id_factory, declared)
+        lexed: list[list[Token]] = []  # the text's tokens, when the reading gave up after lexing
+        plain = read_whole(grammar, completion, start, id_factory, declared, lexed)
         if plain is not None:
             core, calls = plain
             return Completion(
@@ -355,7 +356,8 @@ class Format:
             start=start,
             tools=declared,
         )
-        folded = fold(parser.read_all(completion, finish_reason), grammar.fields)
+        tokens = lexed[0] if lexed else None
+        folded = fold(parser.read_all(completion, finish_reason, tokens), grammar.fields)
         messages = folded.messages
         message = messages[0] if len(messages) == 1 else merge_assistant(messages)
         return Completion(

@@ -141,13 +141,22 @@ _TYPED = [
 ]
 
 
-@pytest.mark.parametrize("name", ["glm", "seed_oss", "minicpm", "bailing", "spark"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        *("glm", "seed_oss", "minicpm", "bailing", "spark"),  # tagged parameters
+        *("hy3", "ifm"),  # the same, in a call section
+        *("kimi", "deepseek", "functionary"),  # a name, then JSON arguments
+    ],
+)
 def test_calls_read_by_their_parameters_are_read_whole_as_the_machine_reads_them(
     name: str,
 ) -> None:
     """Calls whose parameters are tags typed by the tool's schema (GLM's, Seed-OSS's with
-    Python literals, MiniCPM's...) are read whole, with the caller's tools or none, and a
-    name none of the caller's tools has is left to the machine (which keeps it as text)."""
+    Python literals, MiniCPM's...), in a section or not, and calls written as a name then
+    JSON arguments (Kimi's, DeepSeek's...) are read whole, with the caller's tools or none,
+    and a name none of the caller's tools has is left to the machine (which keeps it as
+    text)."""
     fmt = pawlette.get_format(name)
     other = pawlette.Tool(name="other", definition={"name": "other", "parameters": {}})
     read = 0
@@ -188,3 +197,27 @@ def test_a_text_the_reading_does_not_know_is_left_to_the_machine() -> None:
     assert asked == []
     found = read_whole(grammar, '<call>{"name": "f", "arguments": {}}</call><end>', None, counting)
     assert found is not None and found[0].tool_calls[0].id == "call_x" and asked == [1]
+
+
+def test_a_text_the_reading_gave_up_on_is_not_lexed_again(monkeypatch: Any) -> None:
+    """The machine takes the tokens the whole-text reading made before it gave up: one scan
+    of the text per parse, and the same result as a scan of its own."""
+    from pawlette.engine.lexer import Lexer
+
+    fmt = pawlette.get_format("pcml")
+    text = "Hi<call>{not json}</call><end>"  # a malformed call: the machine's
+    expected = fmt.parse(text, id_factory=_ids())
+    scans: list[str] = []
+    read_all = Lexer.read_all
+
+    def counted(self: Lexer, text: str) -> Any:
+        scans.append(text)
+        return read_all(self, text)
+
+    monkeypatch.setattr(Lexer, "read_all", counted)
+    assert fmt.parse(text, id_factory=_ids()) == expected
+    assert scans == [text]
+    events = Parser(fmt.grammar, id_factory=_ids()).read_all(text)
+    tokens = Lexer(fmt.grammar.markers, escape=fmt.grammar.escape).read_all(text)
+    taken = Parser(fmt.grammar, id_factory=_ids()).read_all(text, None, tokens)
+    assert taken == events and tokens == []

@@ -276,6 +276,7 @@ class NameReader(WholeTextReader):
     call began it, :meth:`NamedCalls.head_states`)."""
 
     __slots__ = ("_begins", "_read")
+    whole_kind = "call name"  # see pawlette.engine.whole
 
     def __init__(
         self,
@@ -288,6 +289,11 @@ class NameReader(WholeTextReader):
         self._read, self._begins = read, begins
         if begins:
             begin_call(parser)
+
+    def whole_name(self) -> tuple[bool, Callable[[str], tuple[str, str | None]] | None]:
+        """Whether the call's text begins here (else an earlier state's reading is not the
+        whole-text reading's) and the name's reading (see pawlette.engine.whole)."""
+        return self._begins, self._read
 
     def close(self, marker: str | None, offset: int) -> None:
         parser = self._parser
@@ -318,6 +324,7 @@ class IdReader(WholeTextReader):
     """A call's id, written after its name."""
 
     __slots__ = ()
+    whole_kind = "call id"  # see pawlette.engine.whole
 
     def close(self, marker: str | None, offset: int) -> None:
         parts = self._parser.context(CallParts)
@@ -339,6 +346,7 @@ class ArgumentsReader:
     output is no call; without one, the turn's end closes it."""
 
     __slots__ = ("_closed", "_parser", "_started", "_text")
+    whole_kind = "call arguments"  # see pawlette.engine.whole
 
     def __init__(self, parser: Parser, closed: bool) -> None:
         self._parser = parser
@@ -348,6 +356,10 @@ class ArgumentsReader:
         self._started = False
         if parts.name is not None and parser.stream_arguments:
             self._start(parts)
+
+    def whole_closed(self) -> bool:
+        """Whether only the call's own close ends it (see pawlette.engine.whole)."""
+        return self._closed
 
     def _start(self, parts: CallParts) -> None:
         parser = self._parser

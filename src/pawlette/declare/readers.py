@@ -37,10 +37,15 @@ class OpenedReader:
     (:class:`~pawlette.declare.PromptAlways`)."""
 
     __slots__ = ("_inner", "_parser")
+    whole_kind = "headed"  # see pawlette.engine.whole: a completion's turn is always there
 
     def __init__(self, parser: Parser, inner: Reader) -> None:
         self._parser = parser
         self._inner = inner
+
+    def whole_reading(self) -> tuple[Reader, frozenset[str]]:
+        """In a completion (no message is pending there) the text is ``inner``'s."""
+        return self._inner, frozenset()
 
     def feed(self, text: str, offset: int) -> None:
         if self._parser.message_pending and text.strip():
@@ -61,6 +66,7 @@ class PendingReader:
     whitespace alone that another opener ends was layout."""
 
     __slots__ = ("_ends", "_held", "_inner", "_parser", "_start")
+    whole_kind = "headed"  # see pawlette.engine.whole: a completion's turn is always there
 
     def __init__(self, parser: Parser, inner: Reader, ends: frozenset[str]) -> None:
         self._parser = parser
@@ -68,6 +74,11 @@ class PendingReader:
         self._ends = ends
         self._held: list[str] = []
         self._start = 0
+
+    def whole_reading(self) -> tuple[Reader, frozenset[str]]:
+        """In a completion (no message is pending there: whitespace is never held) the
+        text is ``inner``'s."""
+        return self._inner, frozenset()
 
     def feed(self, text: str, offset: int) -> None:
         if self._parser.message_pending:
@@ -404,6 +415,7 @@ class SectionReader(BetweenCallsReader):
     """
 
     __slots__ = ()
+    whole_kind = "section"  # see pawlette.engine.whole: whitespace, then a call
 
     def __init__(self, parser: Parser) -> None:
         super().__init__(parser)

@@ -412,6 +412,19 @@ class Lexer:
             tokens += self.finish()
         return tokens
 
+    def read_already(self, text: str) -> None:
+        """This lexer, new, as after ``read_all(text)`` whose tokens another lexer of the same
+        markers and escaping read (its runs are the same: a new lexer's reading depends on
+        nothing else); the caller runs those tokens."""
+        if not self.new:
+            raise ValueError("read_already: the lexer has read text already")
+        self._offset = len(text)
+
+    @property
+    def new(self) -> bool:
+        """Whether nothing was fed yet (nothing emitted, nothing held)."""
+        return not self._offset and not self._buffer
+
     def finish(self) -> list[Token]:
         tokens: list[Token] = []
         buffer = self._buffer

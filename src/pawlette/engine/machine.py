@@ -67,7 +67,7 @@ from ..types import (
 )
 from .call_scanner import TextPieces
 from .call_text import LateText
-from .lexer import Lexer
+from .lexer import Lexer, Token
 
 _CALL_EVENTS = frozenset((ToolCallStart, ToolCallDelta, ToolCallEnd))
 ContextT = TypeVar("ContextT")
@@ -528,15 +528,23 @@ class Parser:
         self._events = []
         return events
 
-    def read_all(self, text: str, finish_reason: str | None = None) -> list[Event]:
+    def read_all(
+        self, text: str, finish_reason: str | None = None, tokens: list[Token] | None = None
+    ) -> list[Event]:
         """``feed(text) + finish(finish_reason)`` for a whole text (:meth:`Format.parse`): the
         same events (a run of text may come as one delta where a feed and its finish gave
-        two), with one lexer scan and one hand-over of the events, not two."""
+        two), with one lexer scan and one hand-over of the events, not two.  ``tokens``: the
+        text's tokens as a new lexer of the grammar's markers reads them whole (the
+        whole-text reading's, when it gave up), taken instead of a second scan (the list is
+        emptied)."""
         if len(text) > WINDOW or self.finished:
             events = self.feed(text)
             events += self.finish(finish_reason)
             return events
-        tokens = self._lexer.read_all(text)
+        if tokens is not None and self._lexer.new:
+            self._lexer.read_already(text)
+        else:
+            tokens = self._lexer.read_all(text)
         if len(tokens) == 1 and tokens[0][0] is None and self._trailing is None:
             self.reader.feed(tokens[0][1], tokens[0][2])  # the usual: one run of text
         elif tokens:

@@ -19,11 +19,17 @@ plain text (``whole_kind``):
 - ``"content"``: every run is content; ``"reasoning"``: every run is reasoning, and entering
   the state starts (possibly empty) reasoning; ``"optional reasoning"``: a run that is not
   empty is reasoning;
-- ``"scaffold"``: only whitespace (anything else is stray: give up);
+- ``"scaffold"``: only whitespace (anything else is stray: give up); ``"section"``: the
+  same, after a call section's opener, and left only for a call's state (``call.``...): a
+  section with no call, ended by another marker or by the end of the text, gives its opener
+  back (give up);
 - ``"call"``: a JSON call (:class:`~pawlette.engine.readers.JsonCallReader`'s reading when a
   marker closes it), taken only as :func:`~pawlette.engine.readers.plain_call` reads it;
 - ``"whole call"``: a call read whole at the marker that closes it, by the reader's
   ``whole_call(text, tools)`` (its name and arguments, or None: give up);
+- ``"call name"``, ``"call id"``, ``"call arguments"``: the states of a call written as
+  its name, maybe its id, then its JSON arguments (:mod:`pawlette.declare.named_calls`),
+  each read whole at the marker that leaves it for the next;
 - ``"headed"``: a reader whose ``whole_reading()`` gives the reader it reads a plain text as,
   and the markers after which it reads otherwise (a header's separator: give up there);
 - ``"lead dropped"``: a reader whose ``whole_lead()`` gives the reader it passes its text to
@@ -42,11 +48,23 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..types import Message, TextPart, Tool, ToolCall
-from .lexer import Lexer
+from .call_arguments import arguments_problem
+from .lexer import Lexer, Token
 from .machine import WINDOW, Grammar, Parser, Reader, random_call_id
 from .readers import CallEnvelope, plain_call
 
-_CONTENT, _REASONING, _OPTIONAL_REASONING, _SCAFFOLD, _CALL, _WHOLE_CALL = range(6)
+(
+    _CONTENT,
+    _REASONING,
+    _OPTIONAL_REASONING,
+    _SCAFFOLD,
+    _CALL,
+    _WHOLE_CALL,
+    _SECTION,
+    _CALL_NAME,
+    _CALL_ID,
+    _CALL_ARGUMENTS,
+) = range(10)
 _KINDS = {
     "content": _CONTENT,
     "reasoning": _REASONING,
@@ -54,8 +72,13 @@ _KINDS = {
     "scaffold": _SCAFFOLD,
     "call": _CALL,
     "whole call": _WHOLE_CALL,
+    "section": _SECTION,
+    "call name": _CALL_NAME,
+    "call id": _CALL_ID,
+    "call arguments": _CALL_ARGUMENTS,
 }
-_CALLS = frozenset((_CALL, _WHOLE_CALL))
+_UNFINISHED = frozenset((_CALL, _WHOLE_CALL, _SECTION, _CALL_NAME, _CALL_ID, _CALL_ARGUMENTS))
+"""Kinds the text may not end in (a call never closed, a section with no call)."""
 _AFTER_CALL = "assistant.after_call"
 """The state a call's close leads to (a close that leads elsewhere cuts the call off)."""
 _SILENT = frozenset((_CONTENT, _OPTIONAL_REASONING, _SCAFFOLD))
@@ -75,6 +98,10 @@ class _StateReading:
     """A ``"whole call"`` reader's reading of its call's text."""
     inner: frozenset[str] = frozenset()
     """Markers that are text in the state (its ``inner`` and the grammar's ``soft``)."""
+    read_name: Callable[[str], tuple[str, str | None]] | None = None
+    """A ``"call name"`` reader's reading of the name as written (its name and id)."""
+    closed: bool = False
+    """A ``"call arguments"`` reader's call has a close of its own (only it ends the call)."""
 
 
 def _kind_of(reader: Reader) -> _StateReading | None:
@@ -104,7 +131,15 @@ def _kind_of(reader: Reader) -> _StateReading | None:
         whole_call = getattr(reader, "whole_call", None) if kind == _WHOLE_CALL else None
         if kind == _WHOLE_CALL and whole_call is None:
             return None
-        return _StateReading(kind, envelope, refused, lead, whole_call)
+        read_name = None
+        if kind == _CALL_NAME:
+            begins, read_name = reader.whole_name()  # type: ignore[attr-defined]
+            if not begins:
+                return None
+        closed = kind == _CALL_ARGUMENTS and reader.whole_closed()  # type: ignore[attr-defined]
+        return _StateReading(
+            kind, envelope, refused, lead, whole_call, read_name=read_name, closed=closed
+        )
     return None
 
 
@@ -124,13 +159,19 @@ class _Plan:
                 found = None
             if found is not None:
                 text_markers = frozenset(state.inner) | grammar.soft
+                refused = found.refused
+                if found.kind == _SECTION:  # only a call's state may follow
+                    row = grammar.rows[name]
+                    refused |= {m for m, step in row.items() if not step.target.startswith("call.")}
                 found = _StateReading(
                     found.kind,
                     found.envelope,
-                    found.refused,
+                    refused,
                     found.lead,
                     found.whole_call,
                     text_markers - grammar.rows[name].keys(),
+                    found.read_name,
+                    found.closed,
                 )
             readings[name] = found
         self.readings = readings
@@ -163,11 +204,14 @@ def read_whole(
     start: str | None = None,
     id_factory: Callable[[], str] | None = None,
     tools: tuple[Tool, ...] = (),
+    lexed: list[list[Token]] | None = None,
 ) -> tuple[Message, int] | None:
     """The message of the whole completion ``text`` and its number of calls, when it is
     written the plain way (see the module docstring); None: read it with the machine.
     ``tools``: the caller's (a call read whole checks its name against them and types its
-    arguments by their schemas, as the machine's reader does)."""
+    arguments by their schemas, as the machine's reader does).  ``lexed``: given, the text's
+    tokens are put in it when they were read and the reading gave up (the machine then
+    takes them: :meth:`Parser.read_all`'s ``tokens``), so the text is not scanned twice."""
     if len(text) > WINDOW:
         return None
     plan = _plan(grammar)
@@ -177,6 +221,24 @@ def read_whole(
     if reading is None or role is None:
         return None
     tokens = Lexer(grammar.markers, escape=grammar.escape).read_all(text)
+    found = _read_tokens(plan, grammar, tokens, state, reading, id_factory, tools)
+    if found is None and lexed is not None:
+        lexed.append(tokens)
+    return found
+
+
+def _read_tokens(
+    plan: _Plan,
+    grammar: Grammar,
+    tokens: list[Token],
+    state: str,
+    reading: _StateReading,
+    id_factory: Callable[[], str] | None,
+    tools: tuple[Tool, ...],
+) -> tuple[Message, int] | None:
+    """:func:`read_whole` of a text's tokens (see there)."""
+    role = grammar.states[state].role
+    assert role is not None
     rows = grammar.rows
     quiet = plan.quiet_steps
     readings = plan.readings
@@ -185,6 +247,8 @@ def read_whole(
     reasoning: list[str] | None = [] if reading.kind == _REASONING else None
     calls: list[tuple[str | None, str, str]] = []
     call_text: str | None = None
+    call_name: str | None = None  # a named call's, once read
+    call_id: str | None = None
     trailing = False
     lead = reading.lead
     for marker, run, _ in tokens:
@@ -220,7 +284,7 @@ def read_whole(
                 if reasoning is None:
                     reasoning = []
                 reasoning.append(run)
-            elif kind == _SCAFFOLD:
+            elif kind in (_SCAFFOLD, _SECTION):
                 if not run.isspace():
                     return None
             else:  # a call's text
@@ -246,6 +310,29 @@ def read_whole(
                 return None
             calls.append((None, *read))
             call_text = None
+        elif kind == _CALL_NAME:  # (NameReader's reading)
+            call_name = (call_text or "").strip()
+            call_id = None
+            if reading.read_name is not None and call_name:
+                call_name, call_id = reading.read_name(call_name)
+            if target not in ("call.id", "call.arguments") or not call_name:
+                return None
+            if tools and all(tool.name != call_name for tool in tools):
+                return None
+            call_text = None
+        elif kind == _CALL_ID:  # (IdReader's)
+            call_id = (call_text or "").strip() or None
+            if target != "call.arguments":
+                return None
+            call_text = None
+        elif kind == _CALL_ARGUMENTS:  # (ArgumentsReader's)
+            arguments = (call_text or "").strip() or "{}"
+            if call_name is None or (reading.closed and target != _AFTER_CALL):
+                return None
+            if arguments_problem(arguments) is not None:
+                return None
+            calls.append((call_id, call_name, arguments))
+            call_name = call_id = call_text = None
         state = target
         next_reading = readings[state]
         if next_reading is None:
@@ -258,7 +345,7 @@ def read_whole(
             trailing = True
         elif reading.kind == _REASONING and reasoning is None:
             reasoning = []
-    if not trailing and reading.kind in _CALLS:
+    if not trailing and reading.kind in _UNFINISHED:
         return None  # a call never closed: the machine says what becomes of it
     new_call_id = id_factory or random_call_id
     tool_calls = tuple(
