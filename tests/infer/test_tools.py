@@ -51,3 +51,21 @@ def test_tools_on_their_own_after_the_system_turn() -> None:
         assert text.index(block) > text.find("Be brief.")
     capabilities = {c.name: c.status for c in inference.capabilities}
     assert capabilities["tool calls"] == capabilities["tool results"] == "derived"
+
+
+def test_a_first_system_trail_written_after_the_tools_is_the_thinking_line() -> None:
+    """inclusionai-ling-3.0-flash ends its first system turn with ``detailed thinking on``:
+    after the system text and a newline, or after the tools block beside tools.  Declared as
+    the Bailing family's ThinkingLine, the tools, calls and results verify (before, the tools
+    failed verification: the declaration wrote the line before the block)."""
+    from pawlette.formats.bailing.thinking import ThinkingLine
+
+    template = corpus_template("inclusionai-ling-3.0-flash")
+    inference = infer_template(
+        template.text, bos_token=template.bos_token, eos_token=template.eos_token
+    )
+    assert inference.accepted, inference.describe()
+    statuses = {item.name: item.status for item in inference.capabilities}
+    assert statuses["tools"] == statuses["tool calls"] == statuses["tool results"] == "derived"
+    assert inference.layout is not None
+    assert ThinkingLine("detailed thinking on") in inference.layout.concepts

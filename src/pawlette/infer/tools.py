@@ -20,11 +20,14 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..declare import FirstSystemText, Ignored, SystemPrompt, ToolsBlock
 from ..declare.pieces import Lit, Marker, text_of
+from ..formats.bailing.thinking import PHRASES as THINKING_PHRASES
+from ..formats.bailing.thinking import ThinkingLine
 from ..formats.kimi.k3 import FixedSystemTurn
 from .atoms import Tokens, excerpt
 from .draft import Draft
@@ -377,6 +380,9 @@ def _place(
     found = insertions(tokens, with_text, with_text_tools)
     system = draft.frames["system"]
     position = with_text.find(s1)
+    trail = _first_trail(draft)
+    if trail and s1 + trail in with_text and s1 + trail not in with_text_tools:
+        return _trail_after_block(draft, with_text_tools, s1, trail, block_of)
     if len(found) == 1 and not found[0][1]:
         offset, _, inserted = found[0]
         around = block_of(inserted)
@@ -563,7 +569,7 @@ def _declare(draft: Draft, tools: ToolsBlock) -> None:
     """``tools`` among the draft's concepts; a block on its own at the start before the
     turns written there (a fixed one, the system prompt's: Kimi K2's ``tool_declare`` turn
     comes before its default system turn)."""
-    kinds: tuple[type, ...] = (FixedSystemTurn,)
+    kinds: tuple[type, ...] = (FixedSystemTurn, ThinkingLine)  # (the line follows the block)
     if tools.place == "own_turn":
         kinds = (FixedSystemTurn, SystemPrompt)
     elif tools.place == "system" and tools.first:
@@ -764,6 +770,57 @@ def _inside_preamble(
         preamble_without_tools=prompt.preamble,
     )
     return around[0], around[1] + preamble[cut:]
+
+
+def _first_trail(draft: Draft) -> str:
+    """What the template writes after the first system message's text (the draft's
+    :class:`FirstSystemText` trail), or nothing."""
+    for concept in draft.concepts:
+        if isinstance(concept, FirstSystemText):
+            return text_of(concept.trail)
+    return ""
+
+
+def _trail_after_block(
+    draft: Draft,
+    written: str,
+    s1: str,
+    trail: str,
+    block_of: Callable[[str], tuple[str, str] | None],
+) -> tuple[str, str, str, bool, str] | None:
+    """The block in the system turn where the first system text's trail, a line after a
+    newline, is written after the tools rather than after the text: Ling 3.0's ``detailed
+    thinking on``, declared as its family declares it (:class:`ThinkingLine`, which takes
+    the trail's place).  None: not derived, the draft says why."""
+    line = trail.lstrip("\n")
+    separator = trail[: len(trail) - len(line)]
+    end = draft.frames["system"].end
+    start = written.find(s1 + separator) + len(s1 + separator)
+    stop = written.find(line + end, start)
+    around = block_of(written[start:stop]) if separator and stop > start else None
+    if around is None or line not in THINKING_PHRASES:
+        draft.capability(
+            "tools",
+            "not derived",
+            f"beside tools the template writes the first system text's trail {trail!r} after "
+            "the tools block, not after the text (needs concept: a first system text's trail "
+            "written after the tools)",
+        )
+        return None
+    for number, concept in enumerate(draft.concepts):
+        if isinstance(concept, FirstSystemText):
+            kept = dataclasses.replace(concept, trail=())
+            draft.concepts[number : number + 1] = [kept] if kept != FirstSystemText() else []
+            break
+    prompt = _system_prompt(draft)
+    if prompt is not None and prompt.default == line:
+        # Without a system message the line alone is the turn: the default text, which
+        # the line written after the tools takes the place of.
+        draft.concepts[draft.concepts.index(prompt)] = dataclasses.replace(
+            prompt, default_when="without_tools"
+        )
+    draft.concepts.append(ThinkingLine(line))
+    return "system", around[0], around[1], False, separator
 
 
 def _first_lead(draft: Draft) -> str:
