@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from pawlette.declare import ToolsBlock
+from pawlette.declare.pieces import text_of
 from pawlette.infer import infer_template
 
 from ..support.template_corpus import corpus_template
@@ -69,3 +70,25 @@ def test_a_first_system_trail_written_after_the_tools_is_the_thinking_line() -> 
     assert statuses["tools"] == statuses["tool calls"] == statuses["tool results"] == "derived"
     assert inference.layout is not None
     assert ThinkingLine("detailed thinking on") in inference.layout.concepts
+
+
+def test_literal_tools_closed_otherwise_without_a_system_message() -> None:
+    """unsloth-Apriel-1.5 writes its tools as Python literals in a system message's turn,
+    closed by ``</available_tools>``, and in the turn it writes without a system message
+    closed by its call instructions, then its default system turn: declared as Apriel 1.5's
+    family declares it, the tools and calls verify (before, the tools failed verification on
+    a conversation without a system message)."""
+    from pawlette.formats.apriel.tools import ReprLineTools
+
+    template = corpus_template("unsloth-Apriel-1.5")
+    inference = infer_template(
+        template.text, bos_token=template.bos_token, eos_token=template.eos_token
+    )
+    assert inference.accepted, inference.describe()
+    statuses = {item.name: item.status for item in inference.capabilities}
+    assert statuses["tools"] == statuses["tool calls"] == "derived", statuses
+    assert inference.layout is not None
+    (tools,) = [item for item in inference.layout.concepts if isinstance(item, ToolsBlock)]
+    assert isinstance(tools, ReprLineTools)
+    assert "Return all function calls" in text_of(tools.close_alone)
+    assert "[BEGIN FINAL RESPONSE]" in text_of(tools.default_turn)

@@ -26,11 +26,13 @@ from typing import Any, Literal
 
 from ..declare import FirstSystemText, Ignored, SystemPrompt, ToolsBlock
 from ..declare.pieces import Lit, Marker, text_of
+from ..formats.apriel.tools import ReprLineTools
 from ..formats.bailing.thinking import PHRASES as THINKING_PHRASES
 from ..formats.bailing.thinking import ThinkingLine
 from ..formats.kimi.k3 import FixedSystemTurn
 from .atoms import Tokens, excerpt
 from .draft import Draft
+from .literal_tools import LiteralTools, closes_alone
 from .presentations import PRESENTATIONS, Presentation
 from .probe import Probe, message, tool
 
@@ -251,7 +253,17 @@ def _derive_presented(
     fields = _placed_fields(probe, draft, single, item_open, item_close, presentation.empty())
     if fields is None:
         return
-    _declare(draft, presentation.declare(**fields))
+    declared = presentation.declare(**fields)
+    if isinstance(declared, LiteralTools) and fields["place"] == "system" and not item_open:
+        texts = (text_of(declared.open), single, item_close, text_of(declared.close))
+        alone = closes_alone(probe, draft, [PROBE_TOOLS[0]], texts)
+        if alone is not None:
+            # In every system turn, closed otherwise in the turn written without a system
+            # message: as Apriel 1.5's family declares it.
+            declared = ReprLineTools(
+                **fields, close_alone=draft.fence(alone[0]), default_turn=draft.fence(alone[1])
+            )
+    _declare(draft, declared)
     place = fields["place"]
     draft.capability("tools", "derived", f"{place.replace('_', ' ')}, {presentation.name}")
 
