@@ -1,10 +1,11 @@
 """Tools written as Python literals (``{{ tool|string }}``): Apriel's presentation as a
 plain :class:`~pawlette.declare.ToolsBlock`, placed wherever inference finds it.
 
-Apriel's own concepts (:mod:`pawlette.formats.apriel.tools`) write the block in every system
-turn, with a close of their own for the turn written without a system message; a template
-that writes the same literals once, where a tools block goes, is this block: each tool as
-Python's ``repr`` of the tool object (or of its ``function``), between the item fences.
+A template that writes the literals once, where a tools block goes, is this block: each tool
+as Python's ``repr`` of the tool object (or of its ``function``), between the item fences.
+One that writes them in every system turn, with a close of their own in the turn written
+without a system message, is Apriel 1.5's (:func:`closes_alone` finds that close, and
+:class:`~pawlette.formats.apriel.tools.ReprLineTools` declares it).
 """
 
 from __future__ import annotations
@@ -24,9 +25,9 @@ from .probe import Probe, message
 
 if TYPE_CHECKING:
     from ..declare.jinja import Template
-    from .draft import Draft
     from ..declare.table import Table
     from ..engine.machine import Parser, ReaderFactory
+    from .draft import Draft
 
 __all__ = ["LiteralTools", "closes_alone"]
 
