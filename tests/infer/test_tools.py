@@ -92,3 +92,31 @@ def test_literal_tools_closed_otherwise_without_a_system_message() -> None:
     assert isinstance(tools, ReprLineTools)
     assert "Return all function calls" in text_of(tools.close_alone)
     assert "[BEGIN FINAL RESPONSE]" in text_of(tools.default_turn)
+
+
+def test_tools_after_the_first_system_turn_beside_dropped_system_messages() -> None:
+    """MiniMax-M1 writes its tools as a turn after the first system turn, drops later system
+    messages and writes a blank first one as no turn at all: declared with MiniMax's
+    BlankSystemDropped, which writes the tools before a dropped message too, the tools, calls
+    and results verify, and so does an empty system text (before, the tools failed
+    verification on two system messages, the block lost with the second)."""
+    from pawlette.formats.minimax.system import BlankSystemDropped
+
+    template = corpus_template("MiniMax-M1")
+    inference = infer_template(
+        template.text, bos_token=template.bos_token, eos_token=template.eos_token
+    )
+    assert inference.accepted, inference.describe()
+    statuses = {item.name: item.status for item in inference.capabilities}
+    assert statuses["tools"] == statuses["tool calls"] == statuses["tool results"] == "derived"
+    assert statuses["empty system text"] == "derived"
+    assert inference.layout is not None and inference.format is not None
+    assert any(isinstance(item, BlankSystemDropped) for item in inference.layout.concepts)
+    tool = {"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}
+    messages = [
+        {"role": "system", "content": "A"},
+        {"role": "system", "content": "B"},
+        {"role": "user", "content": "u"},
+    ]
+    written = inference.format.render({"messages": messages, "tools": [tool]}).text
+    assert "system tool_setting=tools" in written

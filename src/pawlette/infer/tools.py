@@ -30,8 +30,9 @@ from ..formats.apriel.tools import ReprLineTools
 from ..formats.bailing.thinking import PHRASES as THINKING_PHRASES
 from ..formats.bailing.thinking import ThinkingLine
 from ..formats.kimi.k3 import FixedSystemTurn
+from ..formats.minimax.system import BlankSystemDropped
 from .atoms import Tokens, excerpt
-from .draft import Draft
+from .draft import Draft, FrameText
 from .literal_tools import LiteralTools, closes_alone
 from .presentations import PRESENTATIONS, Presentation
 from .probe import Probe, message, tool
@@ -168,6 +169,8 @@ def derive_tools(probe: Probe, draft: Draft) -> None:
     if fields is None:
         return
     place = fields["place"]
+    if place == "after_system" and not _after_dropped_systems(probe, draft):
+        return
     _declare(
         draft,
         ToolsBlock(
@@ -782,6 +785,61 @@ def _inside_preamble(
         preamble_without_tools=prompt.preamble,
     )
     return around[0], around[1] + preamble[cut:]
+
+
+def _after_dropped_systems(probe: Probe, draft: Draft) -> bool:
+    """Whether tools on their own after the first system turn are declared where the template
+    drops later system messages (``placement="first_kept"``): the block is written before the
+    message after the first system message, which a dropped one does not write.  MiniMax M1's
+    family declares that turn's hooks written all the same, and a first system message blank
+    once trimmed written as no turn at all, as its template does
+    (:class:`~pawlette.formats.minimax.system.BlankSystemDropped`): declared so where the
+    template does that too; otherwise the tools are not derived (the draft says why)."""
+    prompt = _system_prompt(draft)
+    if prompt is None or prompt.placement != "first_kept" or type(prompt) is not SystemPrompt:
+        return True
+    s1, u1 = probe.sentinel("s", 1), probe.sentinel("u", 1)
+    system = draft.frames["system"]
+    base = probe.render([message("system", s1), message("user", u1)])
+    blank = probe.render([message("system", " "), message("user", u1)])
+    if base is None or blank is None or not _turn_taken_out(base, blank, s1, system):
+        draft.capability(
+            "tools",
+            "not derived",
+            "the template writes the tools on their own after the first system turn and drops "
+            "later system messages: the block, written before the message after the first "
+            "system message, would be lost with a dropped one (needs concept: tools after the "
+            "first system turn beside dropped system messages)",
+        )
+        return False
+    fields = {item.name: getattr(prompt, item.name) for item in dataclasses.fields(prompt)}
+    draft.concepts[draft.concepts.index(prompt)] = BlankSystemDropped(**fields)
+    draft.empty_roles.add("system")
+    draft.capability(
+        "empty system text",
+        "derived",
+        "a first system message blank once trimmed is written as no turn, not even the "
+        "default one (a recorded loss)",
+    )
+    return True
+
+
+def _turn_taken_out(base: str, blank: str, s1: str, system: FrameText) -> bool:
+    """Whether ``blank`` is ``base`` with the whole system turn holding ``s1`` taken out
+    (a span ending with the turn's end, from where the two part or before it)."""
+    size = len(base) - len(blank)
+    end = system.end + system.after
+    if size <= 0 or not system.end:
+        return False
+    shared = next(
+        (at for at, (left, right) in enumerate(zip(base, blank, strict=False)) if left != right),
+        len(blank),
+    )
+    for start in range(shared, -1, -1):
+        turn = base[start : start + size]
+        if s1 in turn and turn.endswith(end) and base[:start] + base[start + size :] == blank:
+            return True
+    return False
 
 
 def _first_trail(draft: Draft) -> str:
