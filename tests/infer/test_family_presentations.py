@@ -248,7 +248,8 @@ def test_command_r7b_tools_inside_its_fixed_preamble() -> None:
     """Command R7B writes its tools inside the preamble every first system turn starts with
     (between its safety and default sections): the preamble is cut there, the part before
     the tools written with them, the rest closing the block, the whole without tools.  Its
-    calls open their turn otherwise, so the tools are refused for them, saying why."""
+    calls follow the plan (reasoning kept on turns of calls alone), and verify with the
+    tools."""
     name = "CohereForAI-c4ai-command-r7b-12-2024-tool_use"
     inference, _, _ = _inferred(name)
     tools = _tools(inference)
@@ -258,6 +259,7 @@ def test_command_r7b_tools_inside_its_fixed_preamble() -> None:
     (prompt,) = [c for c in inference.layout.concepts if isinstance(c, SystemPrompt)]
     assert prompt.preamble == () and prompt.preamble_with_tools
     assert text_of(prompt.preamble_without_tools).startswith(text_of(prompt.preamble_with_tools))
-    detail = {item.name: item for item in inference.capabilities}["tools"].detail
-    assert detail.endswith("a model's calls would read back as text")
-    _writes_tools_as_the_template(_lifted(inference.layout), name)
+    status = _status(inference)
+    assert status["tools"] == status["tool calls"] == "derived", status
+    assert inference.format is not None
+    _writes_tools_as_the_template(inference.format, name)

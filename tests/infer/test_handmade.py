@@ -127,8 +127,7 @@ def test_output_that_depends_on_what_the_probes_cannot_see_is_refused() -> None:
     assert not inference.accepted and inference.format is None
     refusal = inference.refusal or ""
     assert refusal.startswith("verification failed"), refusal
-    assert "the template wrote" in refusal and "(long) " in refusal
-    assert "the declaration wrote" in refusal and "offset" in refusal
+    assert "the template writes '(long) ' where the declaration writes nothing" in refusal
 
 
 def test_a_fence_no_concept_writes_is_refused_naming_the_concept() -> None:

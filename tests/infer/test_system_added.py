@@ -304,3 +304,22 @@ def test_a_developer_heading_after_the_default_preamble_is_derived() -> None:
     empty = fmt.render({"messages": messages}).text
     assert "<|START_OF_TURN_TOKEN|><|SYS_TOKEN|><|END_OF_TURN_TOKEN|>" in empty
     assert "# Operator Notes" not in empty
+
+
+def test_a_later_system_message_that_changes_the_start_is_said_so() -> None:
+    """unsloth-Apriel-1.5 writes its default system turn only when no system message is
+    anywhere in the conversation: a later system message takes it away from the start, and
+    the answer says what each writes there (before, only that the start changes or the
+    message is moved)."""
+    template = corpus_template("unsloth-Apriel-1.5")
+    inference = infer_template(
+        template.text, bos_token=template.bos_token, eos_token=template.eos_token
+    )
+    (later,) = [item for item in inference.capabilities if item.name == "later system messages"]
+    assert later.status == "not derived"
+    assert later.detail.startswith(
+        "a system message after the first user message, with none before it, changes the start "
+        "of the conversation: after '<s>' the template writes nothing where a conversation "
+        "without it writes '<|system|>\\nYou are a thoughtful"
+    ), later.detail
+    assert later.detail.endswith("(needs concept: a start that depends on a later system message)")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from pawlette.declare import ToolsBlock
+from pawlette.declare.pieces import text_of
 from pawlette.infer import infer_template
 
 from ..support.template_corpus import corpus_template
@@ -51,3 +52,71 @@ def test_tools_on_their_own_after_the_system_turn() -> None:
         assert text.index(block) > text.find("Be brief.")
     capabilities = {c.name: c.status for c in inference.capabilities}
     assert capabilities["tool calls"] == capabilities["tool results"] == "derived"
+
+
+def test_a_first_system_trail_written_after_the_tools_is_the_thinking_line() -> None:
+    """inclusionai-ling-3.0-flash ends its first system turn with ``detailed thinking on``:
+    after the system text and a newline, or after the tools block beside tools.  Declared as
+    the Bailing family's ThinkingLine, the tools, calls and results verify (before, the tools
+    failed verification: the declaration wrote the line before the block)."""
+    from pawlette.formats.bailing.thinking import ThinkingLine
+
+    template = corpus_template("inclusionai-ling-3.0-flash")
+    inference = infer_template(
+        template.text, bos_token=template.bos_token, eos_token=template.eos_token
+    )
+    assert inference.accepted, inference.describe()
+    statuses = {item.name: item.status for item in inference.capabilities}
+    assert statuses["tools"] == statuses["tool calls"] == statuses["tool results"] == "derived"
+    assert inference.layout is not None
+    assert ThinkingLine("detailed thinking on") in inference.layout.concepts
+
+
+def test_literal_tools_closed_otherwise_without_a_system_message() -> None:
+    """unsloth-Apriel-1.5 writes its tools as Python literals in a system message's turn,
+    closed by ``</available_tools>``, and in the turn it writes without a system message
+    closed by its call instructions, then its default system turn: declared as Apriel 1.5's
+    family declares it, the tools and calls verify (before, the tools failed verification on
+    a conversation without a system message)."""
+    from pawlette.formats.apriel.tools import ReprLineTools
+
+    template = corpus_template("unsloth-Apriel-1.5")
+    inference = infer_template(
+        template.text, bos_token=template.bos_token, eos_token=template.eos_token
+    )
+    assert inference.accepted, inference.describe()
+    statuses = {item.name: item.status for item in inference.capabilities}
+    assert statuses["tools"] == statuses["tool calls"] == "derived", statuses
+    assert inference.layout is not None
+    (tools,) = [item for item in inference.layout.concepts if isinstance(item, ToolsBlock)]
+    assert isinstance(tools, ReprLineTools)
+    assert "Return all function calls" in text_of(tools.close_alone)
+    assert "[BEGIN FINAL RESPONSE]" in text_of(tools.default_turn)
+
+
+def test_tools_after_the_first_system_turn_beside_dropped_system_messages() -> None:
+    """MiniMax-M1 writes its tools as a turn after the first system turn, drops later system
+    messages and writes a blank first one as no turn at all: declared with MiniMax's
+    BlankSystemDropped, which writes the tools before a dropped message too, the tools, calls
+    and results verify, and so does an empty system text (before, the tools failed
+    verification on two system messages, the block lost with the second)."""
+    from pawlette.formats.minimax.system import BlankSystemDropped
+
+    template = corpus_template("MiniMax-M1")
+    inference = infer_template(
+        template.text, bos_token=template.bos_token, eos_token=template.eos_token
+    )
+    assert inference.accepted, inference.describe()
+    statuses = {item.name: item.status for item in inference.capabilities}
+    assert statuses["tools"] == statuses["tool calls"] == statuses["tool results"] == "derived"
+    assert statuses["empty system text"] == "derived"
+    assert inference.layout is not None and inference.format is not None
+    assert any(isinstance(item, BlankSystemDropped) for item in inference.layout.concepts)
+    tool = {"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}
+    messages = [
+        {"role": "system", "content": "A"},
+        {"role": "system", "content": "B"},
+        {"role": "user", "content": "u"},
+    ]
+    written = inference.format.render({"messages": messages, "tools": [tool]}).text
+    assert "system tool_setting=tools" in written

@@ -274,6 +274,11 @@ def _written_before(draft: Draft, empty: str, single: str) -> str:
     starts with it (the stand-in holds the line a template writes before any text or
     calls, which a turn with nothing in it leaves out: Laguna's ``</think>\\n``)."""
     for concept in draft.concepts:
+        if isinstance(concept, Reasoning) and concept.keep == "calls":
+            # Reasoning kept on turns of calls alone: such a turn writes an empty block.
+            block = text_of(concept.open) + text_of(concept.close)
+            if single.startswith(block):
+                return block
         if isinstance(concept, Reasoning):
             absent = text_of(concept.absent)
             if len(absent) > len(empty) and absent.startswith(empty) and single.startswith(absent):

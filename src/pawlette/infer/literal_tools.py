@@ -1,10 +1,11 @@
 """Tools written as Python literals (``{{ tool|string }}``): Apriel's presentation as a
 plain :class:`~pawlette.declare.ToolsBlock`, placed wherever inference finds it.
 
-Apriel's own concepts (:mod:`pawlette.formats.apriel.tools`) write the block in every system
-turn, with a close of their own for the turn written without a system message; a template
-that writes the same literals once, where a tools block goes, is this block: each tool as
-Python's ``repr`` of the tool object (or of its ``function``), between the item fences.
+A template that writes the literals once, where a tools block goes, is this block: each tool
+as Python's ``repr`` of the tool object (or of its ``function``), between the item fences.
+One that writes them in every system turn, with a close of their own in the turn written
+without a system message, is Apriel 1.5's (:func:`closes_alone` finds that close, and
+:class:`~pawlette.formats.apriel.tools.ReprLineTools` declares it).
 """
 
 from __future__ import annotations
@@ -20,13 +21,15 @@ from ..declare.python_calls import literal_macros
 from ..declare.readers import Described
 from ..engine.kept import Kept, marshal_key
 from ..formats.apriel.tools import ReprLinesReader, split_literals
+from .probe import Probe, message
 
 if TYPE_CHECKING:
     from ..declare.jinja import Template
     from ..declare.table import Table
     from ..engine.machine import Parser, ReaderFactory
+    from .draft import Draft
 
-__all__ = ["LiteralTools"]
+__all__ = ["LiteralTools", "closes_alone"]
 
 _LITERALS: Kept[str] = Kept(limit=256, longest=1 << 14)
 """Tools written as Python literals, by content."""
@@ -77,3 +80,46 @@ class _LiteralsReader(ReprLinesReader):
         if not self._joiner:  # (run together: each the shortest literal that reads)
             return list(split_literals(inner) or [None])
         return [python_literal_or_none(item) for item in inner.split(self._joiner)]
+
+
+def closes_alone(
+    probe: Probe,
+    draft: Draft,
+    one: list[dict[str, Any]],
+    block: tuple[str, str, str, str],
+) -> tuple[str, str] | None:
+    """``(close_alone, default_turn)`` where the template writes the block as Apriel 1.5's
+    does (:class:`~pawlette.formats.apriel.tools.ReprLineTools`): in a system message's turn
+    closed by ``close``, but in the turn it writes when the conversation does not begin with
+    a system message closed otherwise (``close_alone``: its call instructions), then, with no
+    system message anywhere, its default system turn (``default_turn``: that turn's end and
+    the next one's opening and text).  None: the block closes alike there (or the template
+    writes it otherwise).  ``one``: a probe tool; ``block``: the block's open, that tool's
+    text, the item close and the block's close."""
+    block_open, single, item_close, close = block
+    user, user2 = message("user", probe.sentinel("u", 1)), message("user", probe.sentinel("u", 2))
+    later = message("system", probe.sentinel("s", 1))
+    end = draft.frames["system"].end
+    item = block_open + single + item_close
+    alone = probe.render([user], one)
+    with_later = probe.render([user, later, user2], one)
+    if alone is None or with_later is None or alone.count(item) != 1:
+        return None
+    rest = alone[alone.index(item) + len(item) :]
+    if rest.startswith(close + end):
+        return None
+    after = with_later.find(item)
+    closing = with_later.find(end, after + len(item))
+    if after < 0 or closing < 0:
+        return None
+    close_alone = with_later[after + len(item) : closing]
+    if close_alone == close or not rest.startswith(close_alone):
+        return None
+    # The default turn runs up to the system turn's end before the user's turn.
+    system, user_frame = draft.frames["system"], draft.frames["user"]
+    opener = user_frame.open_after.get("system", user_frame.open)
+    tail = end + system.after + opener + str(user["content"])
+    stop = rest.find(tail)
+    if stop < len(close_alone):
+        return None
+    return close_alone, rest[len(close_alone) : stop]

@@ -18,13 +18,18 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Callable
+from typing import Any
 
 from ..declare import Ignored, Reasoning, Trimmed
 from ..declare.pieces import text_of
-from .atoms import common_prefix
+from ..formats.hy3.concepts import ToolsKeptReasoning
+from ..formats.kimi.concepts import ReasoningAfterFirstAnswer
+from .atoms import common_prefix, excerpt
 from .draft import Draft
 from .fields import EDGES, WHITESPACE, Side, whitespace
-from .probe import Probe, message
+from .probe import Probe, call, message
+from .tools import PROBE_TOOLS, insertions
 
 __all__ = ["close_of", "derive_reasoning"]
 
@@ -115,7 +120,12 @@ def derive_reasoning(probe: Probe, draft: Draft) -> None:
     start = last.find(lead)
     region = last[start + len(lead) : last.find(a1)] if start >= 0 and a1 in last else ""
     keep = "none"
+    kind: type[Reasoning] = Reasoning
     opened: str | None = None
+    if r1 not in region:
+        answered = _after_first_answer(probe, draft, [user, message("assistant", a2), user2])
+        if answered is not None and r1 in answered:
+            region, kind = answered, ReasoningAfterFirstAnswer
     if r1 in region:
         before, after = region.split(r1, 1)
         opener = _opener(probe, common_prefix(tokens, history_open, before, prompt), before)
@@ -123,10 +133,17 @@ def derive_reasoning(probe: Probe, draft: Draft) -> None:
         absent = history_open[len(opener) :]
         earlier = probe.render([user, thought, user2])
         both = probe.render([user, thought, user2, thought2])
-        if earlier is not None and r1 in earlier:
+        if kind is ReasoningAfterFirstAnswer:
+            keep = "all"  # on every turn after the first answer: the concept says which
+        elif earlier is not None and r1 in earlier:
             keep = "all"
         elif both is not None and r2 in both:
             keep = "after_last_query"
+            dropped = _dropped_otherwise(probe, [user, thought, user2])
+            if dropped is not None:
+                draft.capability("reasoning", "not derived", dropped)
+                return
+            kind = _kept_beyond_last_query(probe, user, thought, user2)
         else:
             draft.capability(
                 "reasoning",
@@ -154,6 +171,8 @@ def derive_reasoning(probe: Probe, draft: Draft) -> None:
                 f"{added.strip()!r}: the template never writes a whole block."
             )
         if split is None:
+            split = _block_beside_calls(probe, user)
+        if split is None:
             draft.concepts.append(Ignored(("reasoning",)))
             draft.capability(
                 "reasoning", "dropped", "the template does not write reasoning_content"
@@ -171,6 +190,8 @@ def derive_reasoning(probe: Probe, draft: Draft) -> None:
             "(needs concept: reasoning without an open fence)",
         )
         return
+    if keep == "none" and _written_beside_calls(probe, user, opening, closing):
+        keep = "calls"
     rest = prompt[len(opener) :]
     mode = {"": "", opening: "open", opening + closing: "empty"}.get(rest)
     if opened is not None:
@@ -214,7 +235,7 @@ def derive_reasoning(probe: Probe, draft: Draft) -> None:
         frame.prompt_after["user"] = prompt
         mode = "opened" if opened is not None else ""
     draft.concepts.append(
-        Reasoning(
+        kind(
             open=draft.fence(opening),
             close=draft.fence(closing),
             keep=keep,  # type: ignore[arg-type]
@@ -227,15 +248,33 @@ def derive_reasoning(probe: Probe, draft: Draft) -> None:
     kept = {
         "all": "kept on every turn",
         "after_last_query": "kept after the last user message",
+        "calls": "kept on turns of calls only",
         "none": "never written (dropped)",
     }[keep]
+    if kind is ToolsKeptReasoning:
+        kept += ", and on every turn when the request has tools"
+    elif kind is ReasoningAfterFirstAnswer:
+        kept = "kept on every turn after the first assistant message without calls"
     draft.capability(
         "reasoning",
         "derived" if keep != "none" else "dropped",
         f"{opening.strip()} ... {closing.strip()}, {kept}",
     )
     if keep != "none":
-        if _keeps_whitespace(probe, lead, opening, closing):
+        # The turns probed for whitespace and empty text keep their reasoning: after an
+        # answer where the template drops it up to the first one.
+        # answer where the template drops it up to the first one, a turn of calls where it
+        # keeps it on those alone.
+        head = [user]
+        if kind is ReasoningAfterFirstAnswer:
+            head = [user, message("assistant", a2), user2]
+        tools = list(PROBE_TOOLS) if keep == "calls" else None
+        calls = {"tool_calls": [_probe_call()]} if keep == "calls" else {}
+
+        def render(**fields: Any) -> str | None:
+            return probe.render([*head, message("assistant", a1, **calls, **fields)], tools)
+
+        if _keeps_whitespace(probe, render, opening, closing):
             draft.edge_roles.add("reasoning")
         elif not _derive_trim(probe, draft, keep, opening, closing):
             draft.capability(
@@ -243,9 +282,10 @@ def derive_reasoning(probe: Probe, draft: Draft) -> None:
                 "differs",
                 "the template changes it in a way no concept declares; written as given",
             )
-        empty = probe.render([user, message("assistant", a1, reasoning_content="")])
-        as_none = empty is not None and empty == probe.render([user, message("assistant", a1)])
-        as_block = empty is not None and empty == last.replace(r1, "")
+        empty = render(reasoning_content="")
+        as_none = empty is not None and empty == render()
+        held = render(reasoning_content=r1)
+        as_block = empty is not None and held is not None and empty == held.replace(r1, "")
         # The declaration writes an empty text as an empty block when it keeps every turn's
         # reasoning, and as none after the last query (where an empty text is no reasoning).
         if as_block if keep == "all" else as_none:
@@ -274,6 +314,86 @@ def derive_reasoning(probe: Probe, draft: Draft) -> None:
                 "not derived",
                 f"the template {how}, unlike the declaration (needs concept)",
             )
+
+
+def _dropped_otherwise(probe: Probe, conversation: list[dict[str, Any]]) -> str | None:
+    """Why a turn whose reasoning the template drops cannot be declared: it writes otherwise
+    than the same turn without reasoning (Nemotron 3 Nano's newline after the emptied block,
+    where a turn without reasoning writes none), since a dropped block is written as none is.
+    None: written alike."""
+    plain = [dict(item) for item in conversation]
+    for item in plain:
+        item.pop("reasoning_content", None)
+    dropped, without = probe.render(conversation), probe.render(plain)
+    if dropped is None or without is None or dropped == without:
+        return None
+    offset, removed, inserted = insertions(probe.tokens, without, dropped)[0]
+    tokens = probe.tokens
+    return (
+        "a turn whose reasoning the template drops (before the last user message) writes "
+        f"{excerpt(tokens, inserted, 40) if inserted else 'nothing'} where the same turn "
+        f"without reasoning writes {excerpt(tokens, removed, 40) if removed else 'nothing'}, "
+        f"after {excerpt(tokens, without[:offset], 40, last=True)} (needs concept: dropped "
+        "reasoning written otherwise than none)"
+    )
+
+
+def _kept_beyond_last_query(
+    probe: Probe, user: dict[str, Any], thought: dict[str, Any], user2: dict[str, Any]
+) -> type[Reasoning]:
+    """Reasoning the template drops before the last user message, yet keeps there when the
+    request has tools (Hunyuan 3's ``preserved_thinking``: :class:`ToolsKeptReasoning`);
+    :class:`Reasoning` (``after_last_query``) otherwise."""
+    with_tools = probe.render([user, thought, user2], list(PROBE_TOOLS))
+    if with_tools is not None and probe.sentinel("r", 1) in with_tools:
+        return ToolsKeptReasoning
+    return Reasoning
+
+
+def _after_first_answer(probe: Probe, draft: Draft, answered: list[dict[str, Any]]) -> str | None:
+    """The last turn's region (its opener, the block and up to its text) when a turn with
+    reasoning follows ``answered``, an answer without calls and a user message: Kimi K2
+    Thinking's template drops the reasoning of every turn up to the first such answer, the
+    conversation's last turn too (:class:`ReasoningAfterFirstAnswer`).  None: refused."""
+    a1 = probe.sentinel("a", 1)
+    thought = message("assistant", a1, reasoning_content=probe.sentinel("r", 1))
+    written = probe.render([*answered, thought])
+    user_frame = draft.frames["user"]
+    lead = str(answered[-1]["content"]) + user_frame.end + user_frame.after
+    start = written.rfind(lead) if written is not None else -1
+    if written is None or start < 0 or a1 not in written[start:]:
+        return None
+    return written[start + len(lead) : written.rfind(a1)]
+
+
+def _probe_call() -> dict[str, Any]:
+    return call("c1", PROBE_TOOLS[0]["function"]["name"], {"zk1": "v1"})
+
+
+def _block_beside_calls(probe: Probe, user: dict[str, Any]) -> tuple[str, str] | None:
+    """The block's open and close around the reasoning of a turn of calls, where no other
+    turn and no prompt writes one (Command R7B with thinking on): the tag right before the
+    text and the one its shape closes it with, right after."""
+    r1 = probe.sentinel("r", 1)
+    turn = message("assistant", None, tool_calls=[_probe_call()], reasoning_content=r1)
+    written = probe.render([user, turn], list(PROBE_TOOLS))
+    if written is None or written.count(r1) != 1:
+        return None
+    before, after = written.split(r1)
+    opening = (probe.tokens.atoms(before) or [""])[-1]
+    closing = (probe.tokens.atoms(after) or [""])[0]
+    if not opening.strip() or close_of(opening.strip()) != closing.strip():
+        return None
+    return opening, closing
+
+
+def _written_beside_calls(probe: Probe, user: dict[str, Any], opening: str, closing: str) -> bool:
+    """Whether reasoning the template writes on no answer is written in its block on a turn
+    of calls (Command R7B's plan: ``Reasoning(keep="calls")``)."""
+    r1 = probe.sentinel("r", 1)
+    turn = message("assistant", None, tool_calls=[_probe_call()], reasoning_content=r1)
+    written = probe.render([user, turn], list(PROBE_TOOLS))
+    return written is not None and f"{opening}{r1}{closing}" in written
 
 
 def _reasoning_trim(probe: Probe, opening: str, closing: str) -> str | None:
@@ -354,9 +474,9 @@ def _derive_trim(probe: Probe, draft: Draft, keep: str, opening: str, closing: s
     return True
 
 
-def _keeps_whitespace(probe: Probe, lead: str, opening: str, closing: str) -> bool:
-    u1, a1, r1 = probe.sentinel("u", 1), probe.sentinel("a", 1), probe.sentinel("r", 1)
-    spaced = probe.render(
-        [message("user", u1), message("assistant", a1, reasoning_content=f"\n {r1} \n")]
-    )
+def _keeps_whitespace(
+    probe: Probe, render: Callable[..., str | None], opening: str, closing: str
+) -> bool:
+    r1 = probe.sentinel("r", 1)
+    spaced = render(reasoning_content=f"\n {r1} \n")
     return spaced is not None and f"{opening}\n {r1} \n{closing}" in spaced

@@ -12,6 +12,7 @@ from __future__ import annotations
 from .atoms import Tokens, excerpt
 from .draft import Draft, FrameText
 from .probe import Probe, Underivable, message
+from .tools import insertions
 
 __all__ = ["LAST_KEPT", "derive_system"]
 
@@ -144,6 +145,34 @@ def derive_system(probe: Probe, draft: Draft) -> None:
     where += f"; {default_after!r} after the default turn alone" if default_after else ""
     draft.capability("system messages", "derived", f"placement {placement}{where}")
     del tokens, system2, user2, assistant, assistant_frame
+
+
+def _later_alone(probe: Probe, alone: str | None, lone: str | None) -> str | None:
+    """Why a system message after the first user message, with none before it, is not
+    written as a turn in its place (``alone``: that conversation; ``lone``: one user message
+    alone); None: it is, and the start is the one a conversation without it has."""
+    u1, a1, s2 = probe.sentinel("u", 1), probe.sentinel("a", 1), probe.sentinel("s", 2)
+    said = "a system message after the first user message, with none before it,"
+    if alone is None or lone is None:
+        return f"the template refuses {said[2:]}"
+    if s2 not in alone:
+        return f"the template writes no {said[2:]}"
+    if alone.find(s2) < alone.find(a1):
+        return (
+            f"{said} is written before the turns before it (needs concept: a moved system message)"
+        )
+    start, usual = alone[: alone.find(u1)], lone[: lone.find(u1)]
+    if start == usual:
+        return None
+    tokens = probe.tokens
+    offset, removed, inserted = insertions(tokens, usual, start)[0]
+    return (
+        f"{said} changes the start of the conversation: after "
+        f"{excerpt(tokens, usual[:offset], 40, last=True) if offset else 'the start'} the "
+        f"template writes {excerpt(tokens, inserted, 40) if inserted else 'nothing'} where a "
+        f"conversation without it writes {excerpt(tokens, removed, 40) if removed else 'nothing'}"
+        " (needs concept: a start that depends on a later system message)"
+    )
 
 
 def _after_default(head: str, before: str, close: str) -> str | None:
@@ -378,19 +407,9 @@ def _placement(
         [message("user", u1), message("assistant", a1), message("system", s2), message("user", u2)]
     )
     lone = probe.render([message("user", u1)])
-    if (
-        alone is None
-        or lone is None
-        or s2 not in alone
-        or alone.find(s2) < alone.find(a1)
-        or alone[: alone.find(u1)] != lone[: lone.find(u1)]
-    ):
-        draft.capability(
-            "later system messages",
-            "not derived",
-            "a system message after the first user message, with none before it, changes the "
-            "start of the conversation or is moved (needs concept)",
-        )
+    moved = _later_alone(probe, alone, lone)
+    if moved is not None:
+        draft.capability("later system messages", "not derived", moved)
         return "first_only", "\n\n", ""
     if user_open != user.open:
         draft.capability(
@@ -407,7 +426,7 @@ def _placement(
         return "in_place", "\n\n", preamble
     at = frame.open.find(later_open) if later_open else -1
     start = draft.begin + frame.open[: max(at, 0)]
-    if at > 0 and lone.startswith(start):
+    if at > 0 and lone is not None and lone.startswith(start):
         # What the first turn's opener holds before a later one's is written at the start
         # of every conversation (Poolside Laguna's ``〈|EOS|〉``): the begin fence; what it
         # holds after it, the preamble.

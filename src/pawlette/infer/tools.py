@@ -20,14 +20,20 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..declare import FirstSystemText, Ignored, SystemPrompt, ToolsBlock
 from ..declare.pieces import Lit, Marker, text_of
+from ..formats.apriel.tools import ReprLineTools
+from ..formats.bailing.thinking import PHRASES as THINKING_PHRASES
+from ..formats.bailing.thinking import ThinkingLine
 from ..formats.kimi.k3 import FixedSystemTurn
+from ..formats.minimax.system import BlankSystemDropped
 from .atoms import Tokens, excerpt
-from .draft import Draft
+from .draft import Draft, FrameText
+from .literal_tools import LiteralTools, closes_alone
 from .presentations import PRESENTATIONS, Presentation
 from .probe import Probe, message, tool
 
@@ -163,6 +169,8 @@ def derive_tools(probe: Probe, draft: Draft) -> None:
     if fields is None:
         return
     place = fields["place"]
+    if place == "after_system" and not _after_dropped_systems(probe, draft):
+        return
     _declare(
         draft,
         ToolsBlock(
@@ -248,7 +256,17 @@ def _derive_presented(
     fields = _placed_fields(probe, draft, single, item_open, item_close, presentation.empty())
     if fields is None:
         return
-    _declare(draft, presentation.declare(**fields))
+    declared = presentation.declare(**fields)
+    if isinstance(declared, LiteralTools) and fields["place"] == "system" and not item_open:
+        texts = (text_of(declared.open), single, item_close, text_of(declared.close))
+        alone = closes_alone(probe, draft, [PROBE_TOOLS[0]], texts)
+        if alone is not None:
+            # In every system turn, closed otherwise in the turn written without a system
+            # message: as Apriel 1.5's family declares it.
+            declared = ReprLineTools(
+                **fields, close_alone=draft.fence(alone[0]), default_turn=draft.fence(alone[1])
+            )
+    _declare(draft, declared)
     place = fields["place"]
     draft.capability("tools", "derived", f"{place.replace('_', ' ')}, {presentation.name}")
 
@@ -377,6 +395,9 @@ def _place(
     found = insertions(tokens, with_text, with_text_tools)
     system = draft.frames["system"]
     position = with_text.find(s1)
+    trail = _first_trail(draft)
+    if trail and s1 + trail in with_text and s1 + trail not in with_text_tools:
+        return _trail_after_block(draft, with_text_tools, s1, trail, block_of)
     if len(found) == 1 and not found[0][1]:
         offset, _, inserted = found[0]
         around = block_of(inserted)
@@ -563,7 +584,7 @@ def _declare(draft: Draft, tools: ToolsBlock) -> None:
     """``tools`` among the draft's concepts; a block on its own at the start before the
     turns written there (a fixed one, the system prompt's: Kimi K2's ``tool_declare`` turn
     comes before its default system turn)."""
-    kinds: tuple[type, ...] = (FixedSystemTurn,)
+    kinds: tuple[type, ...] = (FixedSystemTurn, ThinkingLine)  # (the line follows the block)
     if tools.place == "own_turn":
         kinds = (FixedSystemTurn, SystemPrompt)
     elif tools.place == "system" and tools.first:
@@ -764,6 +785,112 @@ def _inside_preamble(
         preamble_without_tools=prompt.preamble,
     )
     return around[0], around[1] + preamble[cut:]
+
+
+def _after_dropped_systems(probe: Probe, draft: Draft) -> bool:
+    """Whether tools on their own after the first system turn are declared where the template
+    drops later system messages (``placement="first_kept"``): the block is written before the
+    message after the first system message, which a dropped one does not write.  MiniMax M1's
+    family declares that turn's hooks written all the same, and a first system message blank
+    once trimmed written as no turn at all, as its template does
+    (:class:`~pawlette.formats.minimax.system.BlankSystemDropped`): declared so where the
+    template does that too; otherwise the tools are not derived (the draft says why)."""
+    prompt = _system_prompt(draft)
+    if prompt is None or prompt.placement != "first_kept" or type(prompt) is not SystemPrompt:
+        return True
+    s1, u1 = probe.sentinel("s", 1), probe.sentinel("u", 1)
+    system = draft.frames["system"]
+    base = probe.render([message("system", s1), message("user", u1)])
+    blank = probe.render([message("system", " "), message("user", u1)])
+    if base is None or blank is None or not _turn_taken_out(base, blank, s1, system):
+        draft.capability(
+            "tools",
+            "not derived",
+            "the template writes the tools on their own after the first system turn and drops "
+            "later system messages: the block, written before the message after the first "
+            "system message, would be lost with a dropped one (needs concept: tools after the "
+            "first system turn beside dropped system messages)",
+        )
+        return False
+    fields = {item.name: getattr(prompt, item.name) for item in dataclasses.fields(prompt)}
+    draft.concepts[draft.concepts.index(prompt)] = BlankSystemDropped(**fields)
+    draft.empty_roles.add("system")
+    draft.capability(
+        "empty system text",
+        "derived",
+        "a first system message blank once trimmed is written as no turn, not even the "
+        "default one (a recorded loss)",
+    )
+    return True
+
+
+def _turn_taken_out(base: str, blank: str, s1: str, system: FrameText) -> bool:
+    """Whether ``blank`` is ``base`` with the whole system turn holding ``s1`` taken out
+    (a span ending with the turn's end, from where the two part or before it)."""
+    size = len(base) - len(blank)
+    end = system.end + system.after
+    if size <= 0 or not system.end:
+        return False
+    shared = next(
+        (at for at, (left, right) in enumerate(zip(base, blank, strict=False)) if left != right),
+        len(blank),
+    )
+    for start in range(shared, -1, -1):
+        turn = base[start : start + size]
+        if s1 in turn and turn.endswith(end) and base[:start] + base[start + size :] == blank:
+            return True
+    return False
+
+
+def _first_trail(draft: Draft) -> str:
+    """What the template writes after the first system message's text (the draft's
+    :class:`FirstSystemText` trail), or nothing."""
+    for concept in draft.concepts:
+        if isinstance(concept, FirstSystemText):
+            return text_of(concept.trail)
+    return ""
+
+
+def _trail_after_block(
+    draft: Draft,
+    written: str,
+    s1: str,
+    trail: str,
+    block_of: Callable[[str], tuple[str, str] | None],
+) -> tuple[str, str, str, bool, str] | None:
+    """The block in the system turn where the first system text's trail, a line after a
+    newline, is written after the tools rather than after the text: Ling 3.0's ``detailed
+    thinking on``, declared as its family declares it (:class:`ThinkingLine`, which takes
+    the trail's place).  None: not derived, the draft says why."""
+    line = trail.lstrip("\n")
+    separator = trail[: len(trail) - len(line)]
+    end = draft.frames["system"].end
+    start = written.find(s1 + separator) + len(s1 + separator)
+    stop = written.find(line + end, start)
+    around = block_of(written[start:stop]) if separator and stop > start else None
+    if around is None or line not in THINKING_PHRASES:
+        draft.capability(
+            "tools",
+            "not derived",
+            f"beside tools the template writes the first system text's trail {trail!r} after "
+            "the tools block, not after the text (needs concept: a first system text's trail "
+            "written after the tools)",
+        )
+        return None
+    for number, concept in enumerate(draft.concepts):
+        if isinstance(concept, FirstSystemText):
+            kept = dataclasses.replace(concept, trail=())
+            draft.concepts[number : number + 1] = [kept] if kept != FirstSystemText() else []
+            break
+    prompt = _system_prompt(draft)
+    if prompt is not None and prompt.default == line:
+        # Without a system message the line alone is the turn: the default text, which
+        # the line written after the tools takes the place of.
+        draft.concepts[draft.concepts.index(prompt)] = dataclasses.replace(
+            prompt, default_when="without_tools"
+        )
+    draft.concepts.append(ThinkingLine(line))
+    return "system", around[0], around[1], False, separator
 
 
 def _first_lead(draft: Draft) -> str:
