@@ -229,3 +229,11 @@ def test_an_answer_after_an_answer_is_written_exported_and_read_as_the_template_
         assert [(message["role"], message.get("content") or None) for message in read] == [
             (message["role"], message.get("content") or None) for message in messages
         ]
+
+
+def test_a_completion_is_over_at_its_turns_end_though_an_answer_may_follow_there() -> None:
+    """A conversation reads an answer right after ``<turn|>\\n``; a completion's turn is
+    over there, and text after it is stray, as before any other turn."""
+    assert GEMMA4.parse("Hi.<turn|>\n").message == {"role": "assistant", "content": "Hi."}
+    parsed = GEMMA4.parse("Hi.<turn|>\nMore.")
+    assert parsed.warnings and "text after the end of the turn" in parsed.warnings[0].message
