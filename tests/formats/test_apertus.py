@@ -288,3 +288,79 @@ def test_a_default_the_template_adds_to_text_must_be_text() -> None:
     tool = _tool(_object(a={"type": "string", "enum": ["x"], "default": 1}))
     with pytest.raises(RequestError, match=r"tools\[0\]\.function\.parameters\.properties\.a"):
         APERTUS.render([{"role": "user", "content": "Hi"}], [tool])
+
+
+def _answer(text: str, **fields: Any) -> dict[str, Any]:
+    return {"role": "assistant", "content": text, **fields}
+
+
+READ_AS_ONE = "written in the turn of the assistant message before it, right after its text: "
+AFTER_CALLS = "written in the turn of the assistant message before it, right after its calls, "
+# Each conversation with an answer right after another answer, the losses its render records
+# and what its template's text reads back as (roles and texts; None: it does not read back).
+CONSECUTIVE: list[tuple[list[dict[str, Any]], list[str], list[tuple[str, str | None]] | None]] = [
+    (
+        [{"role": "user", "content": "Hi"}, _answer("One."), _answer("Two.")],
+        [f"messages[2]: {READ_AS_ONE}read back as part of that message"],
+        [("user", "Hi"), ("assistant", "One.Two.")],
+    ),
+    (
+        [
+            {"role": "user", "content": "Hi"},
+            _answer("One."),
+            _answer("", tool_calls=_calls("Oslo")),
+            {"role": "tool", "tool_call_id": "c0", "content": "3°C"},
+            _answer("Cold."),
+            _answer("Very."),
+            {"role": "user", "content": "Thanks."},
+        ],
+        [
+            f"messages[2]: {READ_AS_ONE}read back as part of that message",
+            f"messages[5]: {READ_AS_ONE}read back as part of that message",
+        ],
+        [
+            ("user", "Hi"),
+            ("assistant", "One."),
+            ("tool", "3°C"),
+            ("assistant", "Cold.Very."),
+            ("user", "Thanks."),
+        ],
+    ),
+    (
+        [
+            {"role": "user", "content": "Hi"},
+            _answer("", tool_calls=_calls("Oslo")),
+            _answer("No results."),
+            {"role": "user", "content": "Thanks."},
+        ],
+        [f"messages[2]: {AFTER_CALLS}where their results go: not read back"],
+        None,
+    ),
+]
+
+
+@pytest.mark.parametrize(("messages", "losses", "read"), CONSECUTIVE)
+def test_an_answer_after_an_answer_goes_on_in_its_turn_as_the_template_writes_it(
+    messages: list[dict[str, Any]], losses: list[str], read: list[tuple[str, str | None]] | None
+) -> None:
+    """The template writes an assistant message right after another in the same turn (no
+    end, no opener, the texts run together): the render and the exported template write it
+    so, the rendering records that it does not read back as it was given, and parsing the
+    template's text gives what it holds."""
+    tools = [WEATHER] if any("tool_calls" in message for message in messages) else None
+    exported = Reference(export_jinja(APERTUS), bos_token="<s>")
+    for prompt in (False, True):
+        expected = _template(messages, prompt=prompt, tools=tools)
+        assert expected is not None
+        rendering = APERTUS.render(messages, tools, add_generation_prompt=prompt)
+        assert rendering.text == expected
+        assert list(rendering.losses) == losses
+        assert exported.render(messages, tools, add_generation_prompt=prompt).text == expected
+    written = _template(messages, prompt=False, tools=tools)
+    assert written is not None
+    if read is None:
+        with pytest.raises(pawlette.ParseError):
+            APERTUS.parse_conversation(written, strict=True)
+        return
+    parsed = APERTUS.parse_conversation(written, strict=True).to_request()["messages"]
+    assert [(message["role"], message.get("content")) for message in parsed] == read

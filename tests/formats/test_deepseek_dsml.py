@@ -172,3 +172,85 @@ def test_a_v4_call_without_arguments_writes_and_reads_its_blank_line() -> None:
     turn = written[len(fmt.render(messages[:1], add_generation_prompt=True).text) :]
     (read,) = fmt.parse(turn).message["tool_calls"]
     assert read["function"] == {"name": "get_time", "arguments": "{}"}
+
+
+def _user(text: str) -> dict[str, Any]:
+    return {"role": "user", "content": text}
+
+
+def _answer(text: str | None, **fields: Any) -> dict[str, Any]:
+    return {"role": "assistant", "content": text, **fields}
+
+
+RESULT = {"role": "tool", "tool_call_id": "a", "content": '{"temp_c": 3}'}
+CONSECUTIVE = [
+    [_user("Hi"), _answer("One."), _answer("Two.")],
+    [_user("Hi"), _answer("One."), _answer("Two."), _answer("Three."), _user("And?")],
+    [_user("Hi"), _answer(None, tool_calls=[CALL]), RESULT, _answer("3 °C."), _answer("Cold.")],
+    [_user("Hi"), _answer("Let me look."), _answer(None, tool_calls=[CALL]), RESULT],
+    [_user("Hi"), _answer("One.", reasoning_content="first"), _answer("  Two.")],
+]
+"""Conversations with an answer right after another answer (text, calls, after results,
+before a user message)."""
+
+V3_2_AND_V4 = [
+    ("deepseek_dsml", "deepseek-ai-DeepSeek-V3.2"),
+    ("deepseek_dsml:v3.2-thinking", "deepseek-ai-DeepSeek-V3.2"),
+    ("deepseek_dsml:v4", "deepseek-ai-DeepSeek-V4"),
+    ("deepseek_dsml:v4-thinking", "deepseek-ai-DeepSeek-V4"),
+    ("deepseek_dsml:v4", "deepseek-ai-DeepSeek-V4-Flash-0731"),
+]
+
+
+@pytest.mark.parametrize(("variant", "template"), V3_2_AND_V4)
+def test_an_answer_after_an_answer_is_written_exported_and_read_as_the_template_writes_it(
+    variant: str, template: str
+) -> None:
+    """V3.2's template writes an answer right after another answer's end with no opener and
+    no reasoning block (nor its ``</think>`` stand-in), and no generation prompt after an
+    answer; V4's opens every answer.  The render, the exported template and the strict parse
+    of the template's own text agree with it."""
+    from pawlette.export import export_jinja
+
+    from ..support.template_compare import Reference
+
+    fmt = pawlette.get_format(variant)
+    layout = layout_of(fmt)
+    assert layout is not None
+    variables = layout.reference_variables()
+    reference = corpus_reference(template, variables=variables)
+    exported = Reference(
+        export_jinja(fmt), bos_token=reference.bos_token, eos_token=reference.eos_token
+    )
+    for messages in CONSECUTIVE:
+        tools = TOOLS if any("tool_calls" in message for message in messages) else None
+        for prompt in (False, True):
+            expected = reference.render(messages, tools, add_generation_prompt=prompt).text
+            assert expected is not None
+            assert fmt.render(messages, tools, add_generation_prompt=prompt).text == expected
+            assert exported.render(messages, tools, add_generation_prompt=prompt).text == expected
+        written = reference.render(messages, tools, add_generation_prompt=False).text
+        assert written is not None
+        read = fmt.parse_conversation(written, strict=True).to_request()["messages"]
+        assert [(message["role"], message.get("content")) for message in read] == [
+            (message["role"], message.get("content") or None) for message in messages
+        ]
+
+
+def test_reasoning_of_an_answer_after_an_answer_is_a_recorded_loss() -> None:
+    """V3.2 with thinking: the template writes no block in an answer right after another
+    answer, so its reasoning is dropped, and the rendering says so."""
+    fmt = pawlette.get_format("deepseek_dsml:v3.2-thinking")
+    messages = [
+        _user("Hi"),
+        _answer("One.", reasoning_content="first"),
+        _answer("Two.", reasoning_content="second"),
+    ]
+    reference = corpus_reference("deepseek-ai-DeepSeek-V3.2", variables={"thinking": True})
+    rendering = fmt.render(messages)
+    assert rendering.text == reference.render(messages, add_generation_prompt=False).text
+    assert rendering.losses == (
+        "messages[2].reasoning_content: dropped (written only after a user message or results)",
+    )
+    read = fmt.parse_conversation(rendering.text, strict=True).to_request()["messages"]
+    assert [message.get("reasoning_content") for message in read] == [None, "first", None]

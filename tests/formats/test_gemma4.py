@@ -173,3 +173,67 @@ def test_a_call_that_is_not_one_is_content_with_a_warning(output: str) -> None:
 def test_a_models_text_may_say_response_and_braces() -> None:
     parsed = GEMMA4.parse("The response: {ok} <turn|>")
     assert parsed.message["content"] == "The response: {ok} " and not parsed.warnings
+
+
+def _answer(text: str | None, **fields: Any) -> dict[str, Any]:
+    return {"role": "assistant", "content": text, **fields}
+
+
+RESULT = {"role": "tool", "tool_call_id": "a", "content": "18°C"}
+HI = {"role": "user", "content": "Hi"}
+CONSECUTIVE = [
+    [HI, _answer("One."), _answer("Two.")],
+    [HI, _answer("One."), _answer(""), _answer("Three."), {"role": "user", "content": "And?"}],
+    [HI, _answer(None, tool_calls=[CALL]), RESULT, _answer("18°C."), _answer("Warm.")],
+    [HI, _answer("Let me look."), _answer(None, tool_calls=[CALL]), RESULT, _answer("18°C.")],
+    [HI, _answer(None, tool_calls=[CALL]), _answer("No results.")],
+]
+"""Conversations with an answer right after another answer (text, an empty one, calls,
+after results, before a user message)."""
+
+
+@pytest.mark.parametrize(
+    ("variant", "template"),
+    [
+        ("gemma4", "google-gemma-4-31B-it"),
+        ("gemma4:interleaved", "google-gemma-4-31B-it-interleaved"),
+    ],
+)
+def test_an_answer_after_an_answer_is_written_exported_and_read_as_the_template_writes_it(
+    variant: str, template: str
+) -> None:
+    """The 31B-it template writes an answer right after another answer with no opener (it
+    goes on in the model's turn, after the first one's ``<turn|>\\n``); the interleaved one
+    opens a turn for it.  The render, the exported template and the strict parse of the
+    template's own text agree with it."""
+    from pawlette.export import export_jinja
+
+    from ..support.template_compare import Reference, corpus_reference
+
+    fmt = pawlette.get_format(variant)
+    reference = corpus_reference(template)
+    exported = Reference(
+        export_jinja(fmt), bos_token=reference.bos_token, eos_token=reference.eos_token
+    )
+    for messages in CONSECUTIVE:
+        tools = TOOLS if any("tool_calls" in message for message in messages) else None
+        prompts = (False, True) if messages[-1]["role"] != "assistant" else (False,)
+        for prompt in prompts:
+            expected = reference.render(messages, tools, add_generation_prompt=prompt).text
+            assert expected is not None
+            assert fmt.render(messages, tools, add_generation_prompt=prompt).text == expected
+            assert exported.render(messages, tools, add_generation_prompt=prompt).text == expected
+        written = reference.render(messages, tools, add_generation_prompt=False).text
+        assert written is not None
+        read = fmt.parse_conversation(written, strict=True).to_request()["messages"]
+        assert [(message["role"], message.get("content") or None) for message in read] == [
+            (message["role"], message.get("content") or None) for message in messages
+        ]
+
+
+def test_a_completion_is_over_at_its_turns_end_though_an_answer_may_follow_there() -> None:
+    """A conversation reads an answer right after ``<turn|>\\n``; a completion's turn is
+    over there, and text after it is stray, as before any other turn."""
+    assert GEMMA4.parse("Hi.<turn|>\n").message == {"role": "assistant", "content": "Hi."}
+    parsed = GEMMA4.parse("Hi.<turn|>\nMore.")
+    assert parsed.warnings and "text after the end of the turn" in parsed.warnings[0].message

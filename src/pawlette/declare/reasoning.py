@@ -7,6 +7,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, ClassVar, Literal
@@ -75,6 +77,12 @@ class Reasoning(Concept):
       template's ``strip('\\n')`` and ``lstrip('\\n')``).  A text that changes is a recorded
       loss; one it empties is written as an empty block, which reads back as no reasoning.
       Default ``""``: written as given.
+    - ``after``: the roles of the turn before after which a turn writes its block (or its
+      stand-in) and the generation prompt its fences; empty (the default): after any turn.
+      DeepSeek V3.2's template writes the block only in a turn it opens, after a user message
+      or results (``("user", "tool")``): an answer right after another answer, or first in
+      the conversation, writes none, its reasoning a recorded loss.  The parse table reads
+      such a turn, begun with no opener after an answer, without a block.
 
     Reading follows the prompt, as llama.cpp does: a completion whose prompt opened the block
     (``prompt`` ``"open"``/``"opened"``) starts inside it, so text without the close is all
@@ -93,6 +101,7 @@ class Reasoning(Concept):
     calls_end: bool = False
     absent: Fence = ()
     trim: str = ""
+    after: tuple[str, ...] = ()
 
     handles: ClassVar[frozenset[str]] = frozenset({"reasoning"})
     job: ClassVar[str | None] = "reasoning"
@@ -103,6 +112,12 @@ class Reasoning(Concept):
                 f"{layout.name}: Reasoning: an empty open or close fence; expected both"
             )
         self.check_choices(layout, "keep", "prompt")
+        roles = ("start", *layout.frames)
+        if not isinstance(self.after, tuple) or any(role not in roles for role in self.after):
+            raise FormatError(
+                f"{layout.name}: Reasoning.after: {self.after!r}; expected a tuple of the "
+                f"roles after which a turn writes its block, each one of {', '.join(roles)}"
+            )
         if self.calls_end:
             calls = [
                 number
@@ -136,6 +151,11 @@ class Reasoning(Concept):
         if self.prompt == "closed":
             return True
         return self.prompt == "empty" and bool(self.absent)
+
+    def follows(self, previous: str | None) -> bool:
+        """Whether a turn after a turn of role ``previous`` (None: none) may write its block
+        or stand-in, and the generation prompt its fences (see ``after``)."""
+        return not self.after or ("start" if previous is None else previous) in self.after
 
     def written(self, out: Render, index: int) -> bool:
         """Whether the assistant message at ``index`` gets a block."""
@@ -190,9 +210,10 @@ class Reasoning(Concept):
         return None if self.absent and hook == "write_opening" else self.written_needs()
 
     def hook_is_local(self, hook: str, role: str) -> bool:
-        """A block kept in every turn is the message's own: the writer's hooks are local."""
+        """A block kept in every turn is the message's own: the writer's hooks are local
+        (unless ``after`` drops it after some turns, a loss the opening hook records)."""
         own = hook in ("write_opening", "write_content") and self.inherits(Reasoning, hook)
-        return self.keep == "all" and own and self.inherits(Reasoning, "written")
+        return self.keep == "all" and own and not self.after and self.inherits(Reasoning, "written")
 
     def check_is_local(self) -> bool:
         return self.inherits(Reasoning, "check", "written")
@@ -222,6 +243,15 @@ class Reasoning(Concept):
 
     def write_opening(self, out: Render, index: int) -> None:
         if out.role != "assistant" or index < 0:
+            return
+        if not self.follows(out.previous):
+            # (the check records the loss of reasoning the turn's place never keeps; this,
+            # of reasoning it would keep: which turn came before is known as it is written)
+            if out.messages[index].reasoning and self.written(out, index):
+                out.lose(
+                    f"messages[{index}].reasoning_content",
+                    f"dropped (written only after {_roles(self.after)})",
+                )
             return
         if not self.written(out, index):
             if not self.absent:
@@ -253,6 +283,8 @@ class Reasoning(Concept):
     def write_content(self, out: Render, index: int) -> bool:
         if not self.trim or out.role != "assistant" or index < 0 or not self.written(out, index):
             return False
+        if not self.follows(out.previous):
+            return False
         out.text(out.message_text(index).lstrip(self.trim), "content", trainable=True)
         return True
 
@@ -265,6 +297,8 @@ class Reasoning(Concept):
         return self.inherits(Reasoning, "write_prompt")  # (the declared fences)
 
     def write_prompt(self, out: Render) -> None:
+        if not self.follows(out.previous):
+            return
         for pieces in self.prompt_fences:
             out.fence(pieces, "generation_prompt")
 
@@ -292,6 +326,9 @@ class Reasoning(Concept):
         for spelling in table.spellings(self.loose, self.absent):  # a stand-in for a block
             if spelling not in opens:
                 table.on("assistant.head", spelling, "assistant.body")
+        for previous in table.layout.frames:
+            if not self.follows(previous):  # begun there with no opener: no block, no stand-in
+                table.begin_after("assistant", previous, like="assistant.body")
         if self.prompt in ("open", "opened"):
             table.completion_start = "assistant.reasoning"
         if self.calls_end:
@@ -327,9 +364,33 @@ class Reasoning(Concept):
             wanted = f"({wanted} or loop.last)"
         return f"index > {out.needs_last_query()} and {wanted}"
 
+    def _jinja_follows(self) -> str | None:
+        """The Jinja condition of :meth:`follows` on ``ns.previous`` (None: always)."""
+        if not self.after:
+            return None
+        tests = [
+            "ns.previous is none" if role == "start" else f"ns.previous == {jinja_string(role)}"
+            for role in self.after
+        ]
+        return "(" + " or ".join(tests) + ")"
+
+    @contextmanager
+    def _when_follows(self, out: Template) -> Iterator[None]:
+        """What the body writes, where the turn before allows a block (see ``after``)."""
+        condition = self._jinja_follows()
+        if condition is None:
+            yield
+            return
+        with out.when(condition):
+            yield
+
     def jinja_opening(self, out: Template, role: str) -> None:
         if role != "assistant":
             return
+        with self._when_follows(out):
+            self._jinja_opening(out)
+
+    def _jinja_opening(self, out: Template) -> None:
         with out.when(self._condition(out)):
             if self.prompt not in ("open", "opened"):
                 out.fence(self.open)  # (else the prompt's, written by jinja_lead)
@@ -376,13 +437,21 @@ class Reasoning(Concept):
         if not self.trim or role != "assistant":
             return False
         text = f"text_of(message, index, {jinja_string(out.layout.name)})"
-        with out.when(self._condition(out)):
+        follows = self._jinja_follows()
+        condition = self._condition(out)
+        with out.when(condition if follows is None else f"{follows} and ({condition})"):
             out.value(self._jinja_trimmed(out, text, right=False))
             out.out("{%- else -%}")
             out.text()
         return True
 
     def jinja_lead(self, out: Template, role: str) -> None:
+        if role != "assistant":
+            return
+        with self._when_follows(out):
+            self._jinja_lead(out, role)
+
+    def _jinja_lead(self, out: Template, role: str) -> None:
         # (What the generation prompt writes: not trainable.)
         if role == "assistant" and self.prompt in ("open", "opened"):
             if self.absent_rest is not None:  # the block or its stand-in opens alike
@@ -400,8 +469,11 @@ class Reasoning(Concept):
             out.fence_if(f"not ({self._condition(out)})", self.absent)
 
     def jinja_prompt(self, out: Template) -> None:
-        for pieces in self.prompt_fences:
-            out.fence(pieces)
+        if not self.prompt_fences:
+            return
+        with self._when_follows(out):
+            for pieces in self.prompt_fences:
+                out.fence(pieces)
 
     # ------------------------------------------------------------------ the turn grammar
 
@@ -438,3 +510,18 @@ class Reasoning(Concept):
             turn.call_lead = opened + closed
         elif self.absent and prompt == "":  # a forced call follows the block's stand-in
             turn.call_lead = text_of(self.absent, layout.options, layout.name)
+
+
+_ROLE_WORDS = {
+    "start": "the conversation's start",
+    "system": "a system message",
+    "user": "a user message",
+    "assistant": "an assistant message",
+    "tool": "results",
+}
+
+
+def _roles(roles: tuple[str, ...]) -> str:
+    """``("user", "tool")`` in words: ``a user message or results``."""
+    words = [_ROLE_WORDS[role] for role in roles]
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]

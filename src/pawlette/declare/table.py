@@ -14,6 +14,9 @@ reader.  The frames give the generic rows; every concept adds its own (:meth:`Co
   before it, is empty) begins right after that turn ends: the end rows go to the turn's
   first state, where the message is *pending* until something of it is read (an opener read
   there instead means there was no such turn).
+- **A turn begun so after a turn of a given role** may begin in a state of its own
+  (:meth:`Table.begin_after`): DeepSeek V3.2's answer right after another answer holds no
+  reasoning block, so it begins as a body, not where a block may open.
 - A completion is read from ``assistant.head``, a conversation from ``outside``.
 
 States are named ``<role>.<part>``: ``system.body``, ``user.body``, ``assistant.head`` (the
@@ -26,7 +29,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ..engine.machine import Action, Grammar, GrammarBuilder, Parser, ReaderFactory
+from ..engine.machine import Action, Grammar, GrammarBuilder, Parser, Reader, ReaderFactory
 from ..engine.readers import ContentReader, ScaffoldReader
 from ..errors import FormatError
 from .concept import overrides
@@ -128,6 +131,10 @@ class Table:
         """States whose turn may be only a generation prompt (:class:`.PromptAlways`), with
         the turn's end spellings: once every concept has given its rows, the state's reader
         makes the turn real when it reads anything (:func:`opened_reader`)."""
+        self.after: dict[tuple[str, str], tuple[str, str]] = {}
+        """The turns that begin in a state of their own after a turn of a given role, where
+        they begin with no opener: ``(role, previous)`` to the state they read like and the
+        layout they begin with (:meth:`begin_after`)."""
         self.call_states: list[str] = ["assistant.head", "assistant.body"]
         """The states from which a call may open: calls concepts add their rows from each
         (a reasoning concept whose block a call ends adds its own state, so it must come
@@ -199,6 +206,16 @@ class Table:
             )
         self.steps[(state, marker)] = (target, actions)
         self.sources[(state, marker)] = self.source
+
+    def begin_after(self, role: str, previous: str, *, like: str, lead: str = "") -> None:
+        """A turn of ``role`` that begins with no opener after a turn of ``previous`` begins
+        in a state of its own, ``<role>.after_<previous>``, that reads as state ``like`` does
+        (it takes every row ``like`` has once every concept has given its rows), pending as a
+        turn's first state is.  ``lead``: whitespace written after the turn before ends
+        (Gemma 4's newline after ``<turn|>``), layout where the turn begins with it, not its
+        text.  Where the turn does begin with an opener after that role, or the turn before
+        has no end, nothing changes (the turn begins as usual)."""
+        self.after[(role, previous)] = (like, lead)
 
     def calls_open(self, spellings: Iterable[str], target: str) -> None:
         """Rows on each of ``spellings`` from every state a call may open in
@@ -281,6 +298,7 @@ class Table:
                 self.source = type(concept).__name__
                 concept.rows(self)
         self.source = "the frames' ends"
+        firsts = self._first_states_after(implicit)
         for name, ends in self.opened.items():
             self.reader(name, opened_reader(self.states[name].reader, ends))
         if self.layout.begin:
@@ -290,8 +308,8 @@ class Table:
                 f"{self.layout.name}: the conversation starts with bare system text but the "
                 "layout has no begin fence; expected Layout.begin (a BOS marker) before it"
             )
-        self._ends(implicit)
-        self._open_ended(implicit)
+        self._ends(implicit, firsts)
+        self._open_ended(implicit, firsts)
         builder = GrammarBuilder()
         for name, spec in self.states.items():
             builder.state(name, spec.reader, spec.role, spec.inner)  # type: ignore[arg-type]
@@ -318,9 +336,27 @@ class Table:
             else frozenset(marker for marker in special if marker and not marker.isalnum()),
         )
 
-    def _ends(self, implicit: dict[str, set[str]]) -> None:
+    def _first_states_after(self, implicit: dict[str, set[str]]) -> dict[tuple[str, str], str]:
+        """The states declared by :meth:`begin_after` where the turn does begin with no
+        opener after that role, each with the rows of the state it reads like:
+        ``(role, previous)`` to the state."""
+        firsts: dict[tuple[str, str], str] = {}
+        for (role, previous), (like, _) in self.after.items():
+            if previous not in implicit.get(role, ()):
+                continue
+            spec = self.states[like]
+            name = self.state(f"{role}.after_{previous}", spec.reader, role, ends=spec.ends)
+            self.states[name].inner = spec.inner
+            for (state, marker), (target, actions) in list(self.steps.items()):
+                if state == like:
+                    self.on(name, marker, target, *actions)
+            firsts[(role, previous)] = name
+        return firsts
+
+    def _ends(self, implicit: dict[str, set[str]], firsts: dict[tuple[str, str], str]) -> None:
         """Every ending state of each role ends its turn at the role's end fences; where
-        another role's turn begins with no opener after this one, the end goes there."""
+        another role's turn begins with no opener after this one, the end goes there (to
+        the state ``firsts`` gives for the two roles, else the turn's first state)."""
         for role in self.layout.frames:
             following = [other for other, after in implicit.items() if role in after]
             if len(following) > 1:
@@ -331,30 +367,46 @@ class Table:
             target = "outside"
             actions: tuple[Action, ...] = (end,)
             if following:
-                target = self.first_state[following[0]]
+                target = firsts.get((following[0], role), self.first_state[following[0]])
                 actions = (end, begin(following[0], pending=True))
             for state in self.states_of(role):
                 for spelling in self.ends(role):
                     self.on(state, spelling, target, *actions)
-        for role in implicit:
-            head = self.first_state[role]
-            # Whitespace the turn's own end closes was the turn's text, and so was whitespace
-            # before a marker that goes on within the turn past where its content is written
-            # (Ministral's ``[/INST] [TOOL_CALLS]``); before its reasoning or the marker that
-            # opens its body (DeepSeek V3.2's ``\n\n</think>`` after results) it is layout.
-            ends = set(self.ends(role))
-            kept = set(ends)
-            before_content = {f"{role}.body", f"{role}.reasoning"}
-            for (state, marker), (target, actions) in list(self.steps.items()):
-                spec = self.states.get(target)
-                within = spec is not None and spec.role == role
-                if state == head and (within or marker in ends):
-                    self.steps[(state, marker)] = (target, (confirm, *actions))
-                    if within and target not in before_content:
-                        kept.add(marker)
-            self.reader(head, _pending(self.states[head].reader, frozenset(kept)))
+        for key, name in firsts.items():
+            lead = self.after[key][1]
+            if lead:  # (read past first: whitespace the pending turn holds is given to it)
+                self.reader(name, _lead_dropped(self.states[name].reader, lead))
+        for role, after in implicit.items():
+            heads = [self.first_state[role]]
+            heads += [firsts[(role, other)] for other in sorted(after) if (role, other) in firsts]
+            for head in heads:
+                self._pending_first(role, head)
+        for name in firsts.values():
+            # (entered only when a turn ended: a completion's turn is over there)
+            self.reader(name, _over(self.states[name].reader))
 
-    def _open_ended(self, implicit: dict[str, set[str]]) -> None:
+    def _pending_first(self, role: str, head: str) -> None:
+        """The first state ``head`` of a turn of ``role`` that may begin with no opener: what
+        it reads makes the message real."""
+        # Whitespace the turn's own end closes was the turn's text, and so was whitespace
+        # before a marker that goes on within the turn past where its content is written
+        # (Ministral's ``[/INST] [TOOL_CALLS]``); before its reasoning or the marker that
+        # opens its body (DeepSeek V3.2's ``\n\n</think>`` after results) it is layout.
+        ends = set(self.ends(role))
+        kept = set(ends)
+        before_content = {f"{role}.body", f"{role}.reasoning"}
+        for (state, marker), (target, actions) in list(self.steps.items()):
+            spec = self.states.get(target)
+            within = spec is not None and spec.role == role
+            if state == head and (within or marker in ends):
+                self.steps[(state, marker)] = (target, (confirm, *actions))
+                if within and target not in before_content:
+                    kept.add(marker)
+        self.reader(head, _pending(self.states[head].reader, frozenset(kept)))
+
+    def _open_ended(
+        self, implicit: dict[str, set[str]], firsts: dict[tuple[str, str], str]
+    ) -> None:
         """A turn without an end, or one that may not be there (pending), ends where another
         turn opens: its states take the rows that leave ``outside``."""
         opening = [
@@ -363,7 +415,7 @@ class Table:
             if state == "outside" and target != "outside"
         ]
         roles = {role for role in self.layout.frames if not self.ends(role)}
-        pending = {self.first_state[role] for role in implicit}
+        pending = {self.first_state[role] for role in implicit} | set(firsts.values())
         for name, spec in list(self.states.items()):
             if (spec.role in roles and spec.ends) or name in pending:
                 for marker, target, actions in opening:
@@ -376,6 +428,51 @@ def _pending(reader: ReaderFactory, ends: frozenset[str]) -> ReaderFactory:
     ``ends`` closes was the turn's text)."""
     make: ReaderFactory = lambda parser: PendingReader(parser, reader(parser), ends)  # noqa: E731
     return Described("pending turn", make, ends=ends, reader=reader)
+
+
+class _TurnOver(Described):
+    """A reader factory, the turn before its state over: a completion's turn ended there
+    (the engine's scaffold states), though a conversation reads a turn there."""
+
+    __slots__ = ()
+    scaffold = True
+
+
+def _over(reader: ReaderFactory) -> ReaderFactory:
+    """``reader`` (a :class:`Described` one, as :func:`_pending` makes) in a state a
+    completion's turn is over in (:class:`_TurnOver`)."""
+    assert isinstance(reader, Described)
+    return _TurnOver(reader.described_as, reader.make, **dict(reader.shown))
+
+
+def _lead_dropped(reader: ReaderFactory, lead: str) -> ReaderFactory:
+    """``reader`` that reads its turn's text without ``lead`` where it begins with it (the
+    layout after the turn before: :meth:`Table.begin_after`)."""
+    make: ReaderFactory = lambda parser: LeadDroppedReader(reader(parser), lead)  # noqa: E731
+    return Described("turn after layout", make, lead=lead, reader=reader)
+
+
+class LeadDroppedReader:
+    """Reads through ``inner``, the first text it is given without ``lead`` at its start."""
+
+    __slots__ = ("_inner", "_lead")
+
+    def __init__(self, inner: Reader, lead: str) -> None:
+        self._inner = inner
+        self._lead = lead
+
+    def feed(self, text: str, offset: int) -> None:
+        lead = self._lead
+        if lead:
+            self._lead = ""
+            if text.startswith(lead):
+                text, offset = text[len(lead) :], offset + len(lead)
+                if not text:
+                    return
+        self._inner.feed(text, offset)
+
+    def close(self, marker: str | None, offset: int) -> None:
+        self._inner.close(marker, offset)
 
 
 def opened_reader(reader: ReaderFactory, ends: frozenset[str]) -> ReaderFactory:

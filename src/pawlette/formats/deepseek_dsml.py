@@ -54,6 +54,10 @@ Decisions:
   ``<think>REASONING</think>``, the earlier ones ``</think>`` alone, and the prompt opens
   ``<think>``: the model writes ``reasoning</think>answer``, read as llama.cpp and vLLM read
   it (text before ``</think>`` is reasoning; text without it all reasoning).
+- **An answer right after another answer** is written straight after the first one's
+  end, with no opener, no block and no ``</think>`` (its reasoning is dropped: a recorded
+  loss), and there is no generation prompt after an answer, as the template has it.  Read
+  back, such a turn begins as text: ``</think>`` there is the answer's text.
 - **Names** are never written (a recorded loss).
 
 DeepSeek V4 (the ``v4`` variants), where it differs from V3.2::
@@ -91,8 +95,8 @@ DeepSeek V4 (the ``v4`` variants), where it differs from V3.2::
 
 Remaining differences from the templates:
 
-- V3.2: an assistant message right after another assistant message: the template writes it
-  with no opener and no ``</think>``; pawlette writes ``</think>``.
+- V3.2: an answer with no user message or results before it is written as the template
+  writes it, bare after the system text, which has no end: it does not read back.
 - V4 with thinking and ``drop_thinking`` left at its default, in a conversation without
   tools or results: the template drops the reasoning of answers before the last user
   message; ``v4-thinking`` keeps it (the rule depends on the request's tools, which a
@@ -242,7 +246,9 @@ def layout(options: DsmlOptions) -> Layout:
             "system": Frame(),
             "user": Frame(open=fence(USER)),
             "assistant": Frame(
-                open_after={"user": fence(ASSISTANT)},
+                # An answer right after another answer has no opener (the template writes it
+                # straight after the first one's end), and no reasoning block (below).
+                open_after={"user": fence(ASSISTANT), "assistant": ()},
                 end=fence(EOS),
                 prompt_after=prompt,
             ),
@@ -267,6 +273,9 @@ def layout(options: DsmlOptions) -> Layout:
                 keep="after_last_query" if options.thinking else "none",
                 empty_after_last_query=options.thinking,
                 prompt="opened" if options.thinking else "empty",
+                # The block, its stand-in and the prompt's are written only in a turn the
+                # template opens: after a user message (its opener) or results (its gap).
+                after=("user", "tool"),
             ),
             dsml_calls("function_calls"),
             Results(grouped=True, item_open=fence("\n<result>"), item_close=fence("</result>")),

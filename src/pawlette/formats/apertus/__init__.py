@@ -40,6 +40,10 @@ token llama.cpp's tests give the template):
   template writes no end there, so a render for training has no end to learn on its last
   turn).  The generation prompt is ``<|assistant_start|>``, after results too (as the
   template writes it, though it keeps the turn open).
+- **An assistant message right after another** goes on in the same turn, as the template
+  writes it: no end before it, no opener, its text straight after the other's, or after the
+  other's calls (``<|tools_suffix|>two``).  Read back, the two texts are one message, and a
+  text after calls with no results between is not read (recorded losses, never silent).
 - **Reasoning** is never written (the template writes ``reasoning_content`` nowhere: a
   recorded loss); the model's ``<|inner_prefix|>...<|inner_suffix|>`` at the start of its
   turn is read as reasoning, as llama.cpp's ``apertus`` handler reads it.
@@ -68,9 +72,8 @@ template makes is identical):
   (``// ``).
 - **A call's name** is written as a JSON string; the template pastes it between quotes as it
   is (identical for every name without ``"``, ``\\`` or a control character).
-- **Two assistant messages in a row** are one turn in the template, their texts run
-  together; the format writes two turns.  A tool message that follows no assistant message,
-  which the template refuses, is written.
+- **A tool message that follows no assistant message**, which the template refuses, is
+  written.
 - **Content**: the template takes a mapping of ``parts`` or ``blocks`` (its own message
   shape, which OpenAI requests do not have) and refuses a list of content parts, which the
   format writes as their joined text.

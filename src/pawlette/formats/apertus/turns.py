@@ -9,7 +9,11 @@ The template opens one ``<|assistant_start|>`` turn and keeps it open over the c
   with nothing when it is the conversation's last (the template writes no end there); a user
   turn after a turn of calls opens with ``<|assistant_end|>`` first (the results' group does
   so through the user frame's ``open_after``).  Reading, an ``<|assistant_end|>`` after a
-  turn of calls ended is layout (llama.cpp ends the turn with it there).
+  turn of calls ended is layout (llama.cpp ends the turn with it there).  An assistant
+  message right after another is written in the same turn, with no end before it and no
+  opener, its text straight after the other's (read back, the two are one message) or
+  after its calls' ``<|tools_suffix|>``, where their results go (not read back): recorded
+  losses.
 - :class:`BracketedResults`: a group of results is ``[`` + their texts joined by ``, `` +
   ``]``, read back by the number of calls it answers (as
   :class:`~pawlette.declare.JoinedResults` are, whose results are joined alike); the text after
@@ -47,12 +51,14 @@ class TurnEnds(CallTurnEnd):
 
     def hook_roles(self, hook: str) -> frozenset[str] | None:
         if hook in ("turn_open", "jinja_open"):
-            return frozenset({"user"})
+            return frozenset({"user", "assistant"})
         return frozenset({"assistant"})
 
     def turn_open(self, out: Render, index: int) -> Fence | None:
         if out.role == "user" and index > 0 and _calls_before(out, index):
             return self.user_open
+        if out.role == "assistant" and _answer_before(out, index):
+            return ()  # (the same turn goes on)
         return None
 
     def turn_end(self, out: Render, index: int) -> Fence | None:
@@ -60,9 +66,27 @@ class TurnEnds(CallTurnEnd):
             return None
         if out.messages[index].tool_calls:
             return self.end
-        if index == len(out.messages) - 1:
-            return ()
+        if index == len(out.messages) - 1 or out.messages[index + 1].role == "assistant":
+            return ()  # (the conversation's last turn, or one an answer goes on in)
         return None
+
+    def check(self, out: Render) -> None:
+        messages = out.messages
+        for index in range(1, len(messages)):
+            if messages[index].role != "assistant" or not _answer_before(out, index):
+                continue
+            if messages[index - 1].tool_calls:
+                out.lose(
+                    f"messages[{index}]",
+                    "written in the turn of the assistant message before it, right after its "
+                    "calls, where their results go: not read back",
+                )
+            else:
+                out.lose(
+                    f"messages[{index}]",
+                    "written in the turn of the assistant message before it, right after its "
+                    "text: read back as part of that message",
+                )
 
     def rows(self, table: Table) -> None:
         # After a turn of calls, the frame's end is layout: llama.cpp lets the model end its
@@ -71,6 +95,13 @@ class TurnEnds(CallTurnEnd):
         table.on("outside", table.text(frame.end), "outside")
 
     def jinja_open(self, out: Template, role: str) -> bool:
+        if role == "assistant":
+            if out.prompt:  # (the generation prompt opens a turn after an answer too)
+                return False
+            out.out('{%- if not (index > 0 and messages[index - 1].role == "assistant") -%}')
+            out.opener(out.layout.frames["assistant"])
+            out.out("{%- endif -%}")
+            return True
         if role != "user":
             return False
         out.out(
@@ -89,7 +120,7 @@ class TurnEnds(CallTurnEnd):
             return False
         out.out("{%- if message.tool_calls is defined and message.tool_calls -%}")
         out.fence(self.end)
-        out.out("{%- elif not loop.last -%}")
+        out.out('{%- elif not loop.last and messages[index + 1].role != "assistant" -%}')
         out.fence(out.layout.frames["assistant"].end)
         out.out("{%- endif -%}")
         return True
@@ -98,6 +129,12 @@ class TurnEnds(CallTurnEnd):
 def _calls_before(out: Render, index: int) -> bool:
     before = out.messages[index - 1]
     return before.role == "assistant" and bool(before.tool_calls)
+
+
+def _answer_before(out: Render, index: int) -> bool:
+    """The message at ``index`` (a turn's, or the generation prompt's) follows an assistant
+    message: an assistant one goes on in that message's turn."""
+    return 0 < index < len(out.messages) and out.messages[index - 1].role == "assistant"
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,10 @@ the ``interleaved`` variant: ``google-gemma-4-31B-it-interleaved.jinja``):
   writes to ask for the results, and the results follow it in the same turn as
   ``response:NAME{value:<|"|>TEXT<|"|>}<tool_response|>``; the model's answer follows with no
   new opener and ends with ``<turn|>``.
+- **An answer right after another answer** goes on in the model's turn with no opener,
+  straight after the first one's ``<turn|>\n`` (or its calls' ``<|tool_response>``), as
+  the template writes it; read back, that newline is layout.  The interleaved template opens
+  a turn for it, and so does the ``interleaved`` variant.
 - **Reasoning** is written, as ``<|channel>thought\\nTEXT\\n<channel|>``, only on a turn with
   calls after the last user message (the template's rule); elsewhere it is dropped (a
   recorded loss).  The generation prompt is ``<|turn>model\\n<|channel>thought\\n<channel|>``
@@ -54,8 +58,6 @@ Differences from the template that remain, each with its reason:
   template sorts keys), a number's spelling (written as Python prints it: ``1.50`` as ``1.5``),
   null (written ``None``, read back as null).  Call ids are not written: read back, calls get
   new ones, and results pair with calls by position.
-- **Consecutive assistant messages** (no result between): the template writes the second
-  without an opener (it continues the turn); pawlette opens a turn for it.
 - **Thinking mode** (``enable_thinking``): not an option; the template's default (off) is
   written.
 - **Tools read back**: the declarations are not the JSON schemas they were written from;
@@ -132,7 +134,9 @@ def layout(options: Gemma4Options) -> Layout:
             open=fence(TURN, "model\n"),
             end=fence(TURN_END),
             also_end=(fence(RESULT), fence(EOS)),
-            open_after={"tool": ()},
+            # An answer after results, or right after another answer, goes on in the turn
+            # with no opener (the template opens none after an assistant message).
+            open_after={"tool": (), "assistant": ()},
             prompt_after={"user": PROMPT, "system": PROMPT, "assistant": PROMPT, "tool": ()},
         )
         tool = Frame(open=fence(RESULT), end=fence(RESULT_END), open_after={"assistant": ()})

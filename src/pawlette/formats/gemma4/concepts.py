@@ -223,6 +223,14 @@ class CallsAwaitResults(CallTurnEnd):
             return
         out.fence_if("not (message.tool_calls is defined and message.tool_calls)", self.newline)
 
+    def rows(self, table: Table) -> None:
+        super().rows(table)
+        # An answer right after another answer begins after this newline, with no opener
+        # (the template opens none): the newline is layout, not the answer's text.
+        table.begin_after(
+            "assistant", "assistant", like="assistant.head", lead=table.text(self.newline)
+        )
+
 
 @dataclass(frozen=True)
 class GemmaResults(Results):
