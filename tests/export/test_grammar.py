@@ -277,7 +277,7 @@ def arguments(draw: st.DrawFn, name: str, tool: str) -> str:
             value["tags"] = draw(st.lists(strings, max_size=3))
         if draw(st.booleans()):
             value["score"] = draw(
-                st.none() | st.floats(allow_nan=False, allow_infinity=False, width=32)
+                st.none() | st.floats(-3.4028234663852886e38, 3.4028234663852886e38, width=32)
             )
         if draw(st.booleans()):
             value["extra"] = draw(st.integers() | top)
