@@ -51,6 +51,10 @@ Also for R1:
 
 - **System messages**: the templates keep only the last one, and so does pawlette (the
   others are a recorded loss).
+- llama.cpp's template keeps only the text after the last ``</think>`` of an assistant
+  message (with or without calls, after results too), and so does pawlette
+  (:class:`~pawlette.declare.TextAfter`): what it drops is a recorded loss of the message's
+  content; a text it empties is written empty.
 - llama.cpp's template writes an answer with no text and no calls as an empty calls block
   (``<｜tool▁calls▁begin｜><｜tool▁calls▁end｜>``), and so does pawlette; read back, it is an
   empty answer.
@@ -75,6 +79,10 @@ Decisions for V3.1:
 - **Results**: each tool message ``<｜tool▁output▁begin｜>TEXT<｜tool▁output▁end｜>``; the
   assistant's answer after results has no opener (it follows the last result directly).
 - **Names** are never written (a recorded loss).
+- **Text holding ``</think>``**: the template keeps only the text after the first
+  ``</think>`` of an answer without calls that follows no results (a turn of calls, and an
+  answer after results, are written whole), and so does pawlette: what it drops is a
+  recorded loss of the message's content.
 
 Remaining differences from the templates:
 
@@ -85,9 +93,6 @@ Remaining differences from the templates:
   render tools at all.  pawlette writes calls and results in V3.1's layout with R1's call
   pieces, and the tools never (a recorded loss); this layout says so
   (``template_untested``), so detection compares it without tools.
-- V3.1 and llama.cpp's R1: the template keeps only the text after the first (V3.1) or the
-  last (R1) ``</think>`` of a past assistant message's content; pawlette writes content as
-  given (identical for content without ``</think>``).
 - A message's ``prefix`` field (DeepSeek's prefix completion) is not read.
 """
 
@@ -112,6 +117,7 @@ from pawlette.declare import (
     Results,
     Switch,
     SystemPrompt,
+    TextAfter,
     declare,
     fence,
 )
@@ -396,6 +402,9 @@ def layout(options: DeepseekOptions) -> Layout:
                 keep="none",
                 prompt="opened" if options.thinking else "",
             ),
+            # The template keeps the text after the first </think> of an answer that
+            # follows no results.
+            TextAfter(occurrence="first", calls=False, after_results=False),
             NamedCalls(
                 section_open=fence(CALLS),
                 section_close=fence(CALLS_END),
@@ -450,7 +459,9 @@ def r1_layout(options: DeepseekOptions) -> Layout:
                 separator=fence("\n"),
             ),
             *(
-                (Results(), EmptyAnswer(fence(CALLS, CALLS_END)))
+                # llama.cpp's keeps the text after the last </think> (an answer it empties
+                # is written empty, not as the empty calls block).
+                (Results(), TextAfter(occurrence="last"), EmptyAnswer(fence(CALLS, CALLS_END)))
                 if options.version == "r1-llamacpp"
                 else (
                     AnswerAfterResults(fence(OUTPUTS_END)),

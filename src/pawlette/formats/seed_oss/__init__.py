@@ -51,7 +51,7 @@ Decisions (reference: ``ByteDance-Seed-OSS.jinja`` in llama.cpp's ``models/templ
   system and tool texts are written as given.
 - **An answer with no text** (blank once trimmed) and no calls is written as the template
   writes it, with no end: ``<seed:bos>assistant`` alone, or
-  ``<seed:bos>assistant\n<seed:think>REASONING</seed:think>`` (no newline after the block);
+  ``<seed:bos>assistant\\n<seed:think>REASONING</seed:think>`` (no newline after the block);
   the next turn's opener ends it (:class:`.concepts.UnendedAnswer`).  A model ends such a
   turn with ``<seed:eos>``, which reads the same.
 - **Reasoning** is written on every assistant turn that has some, trimmed, as
