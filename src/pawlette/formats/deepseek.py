@@ -122,6 +122,7 @@ from pawlette.declare import (
     fence,
 )
 from pawlette.declare.calls import arguments_json
+from pawlette.declare.readers import BetweenCallsReader
 
 if TYPE_CHECKING:
     from pawlette.declare.jinja import Template
@@ -151,7 +152,9 @@ _RESULT_CLOSE = fence(OUTPUT_END)
 class EmptyAnswer(Concept):
     """llama.cpp's R1 template: an assistant turn with no text and no calls is written as an
     empty calls block (``<｜tool▁calls▁begin｜><｜tool▁calls▁end｜>``, its branch for a turn
-    without text); read back, that block is an empty answer."""
+    without text); read back, that block is an empty answer.  ``written``: what is written
+    in place of the text (inference declares it for any template that writes such a
+    stand-in: :mod:`pawlette.infer.empty_texts`)."""
 
     written: Fence
 
@@ -179,8 +182,14 @@ class EmptyAnswer(Concept):
         return True
 
     def rows(self, table: Table) -> None:
+        # After the calls' section where the layout has calls (the block is one read as
+        # calls); else a state of its own, where only whitespace follows to the turn's end
+        # (an inferred layout that writes no calls: pawlette.infer.empty_texts).
+        target = "assistant.after_calls"
+        if target not in table.states:
+            target = table.state("assistant.empty", BetweenCallsReader, "assistant", ends=True)
         for state in ("assistant.head", "assistant.body"):
-            table.on(state, table.text(self.written), "assistant.after_calls")
+            table.on(state, table.text(self.written), target)
 
 
 @dataclass(frozen=True)

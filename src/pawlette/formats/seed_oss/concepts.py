@@ -13,7 +13,7 @@ from pawlette.codecs.python_stubs import Listing
 from pawlette.declare import Reasoning, ToolsBlock
 from pawlette.declare.concept import Concept
 from pawlette.declare.grammar import text_before
-from pawlette.declare.pieces import Fence
+from pawlette.declare.pieces import Fence, Lit, text_of
 from pawlette.declare.readers import StubsReader
 from pawlette.declare.table import begin, end
 from pawlette.emit.grammar_ast import optional, seq
@@ -123,29 +123,46 @@ def jinja_unended(out: Template) -> str:
 
 
 @dataclass(frozen=True)
-class BlankDroppedReasoning(Reasoning):
-    """The reasoning block on every assistant turn whose reasoning is not blank; blank
-    reasoning (empty or whitespace only) writes no block, a recorded loss when it held
-    whitespace.  ``unended_close``: the block's close in an answer the template writes with
-    no end (:func:`unended`), where the block ends the turn (``</seed:think>`` without the
-    newline that leads the text).  Everything else is :class:`~pawlette.declare.Reasoning`'s
-    (a block the generation prompt opens or writes is not this concept's)."""
+class UnendedReasoning(Reasoning):
+    """A reasoning block that ends otherwise in an answer the template writes with no end
+    (:func:`unended`, :class:`UnendedAnswer`): there the block ends the turn, closed by
+    ``unended_close`` (``</seed:think>`` without the newline that leads the text), a start of
+    ``close``.  Everything else is :class:`~pawlette.declare.Reasoning`'s (a block the
+    generation prompt opens or writes is not this concept's).  Inference declares it for a
+    template that writes such a turn (:mod:`pawlette.infer.empty_texts`)."""
 
     unended_close: Fence = ()
 
     def validate(self, layout: Layout) -> None:
         super().validate(layout)
+        kind = type(self).__name__
         if self.unended_close and (self.prompt or self.absent):
             raise FormatError(
-                f"{layout.name}: BlankDroppedReasoning.unended_close with prompt="
-                f"{self.prompt!r} and absent={self.absent!r}; expected neither (the close "
-                "replaces a block the turn writes whole)"
+                f"{layout.name}: {kind}.unended_close with prompt={self.prompt!r} and "
+                f"absent={self.absent!r}; expected neither (the close replaces a block the "
+                "turn writes whole)"
             )
-        if self.close[: len(self.unended_close)] != self.unended_close:
+        if self.unended_close and self._after_unended_close() is None:
             raise FormatError(
-                f"{layout.name}: BlankDroppedReasoning.unended_close {self.unended_close!r} "
-                f"does not begin close {self.close!r}; expected the close without its end"
+                f"{layout.name}: {kind}.unended_close {self.unended_close!r} does not begin "
+                f"close {self.close!r}; expected the close without its end"
             )
+
+    def _after_unended_close(self) -> Fence | None:
+        """What ``close`` writes after ``unended_close`` (None: it does not begin so)."""
+        rest = list(self.close)
+        remaining = text_of(self.unended_close)
+        while remaining and rest:
+            piece = rest.pop(0)
+            text = text_of((piece,))
+            if remaining.startswith(text):
+                remaining = remaining[len(text) :]
+            elif isinstance(piece, Lit) and text.startswith(remaining):
+                rest.insert(0, Lit(text[len(remaining) :]))
+                remaining = ""
+            else:
+                return None
+        return None if remaining else tuple(rest)
 
     def write_opening(self, out: Render, index: int) -> None:
         if not self.unended_close or not unended(out, index) or not self.written(out, index):
@@ -153,7 +170,9 @@ class BlankDroppedReasoning(Reasoning):
             return
         out.fence(self.open, "reasoning", trainable=True)
         reasoning = out.messages[index].reasoning or ""
-        out.text(reasoning.strip(self.trim), "reasoning", trainable=True)
+        out.text(
+            reasoning.strip(self.trim) if self.trim else reasoning, "reasoning", trainable=True
+        )
         out.fence(self.unended_close, "reasoning", trainable=True)
 
     def jinja_opening(self, out: Template, role: str) -> None:
@@ -164,7 +183,7 @@ class BlankDroppedReasoning(Reasoning):
             out.fence(self.open)
             with out.when("message.reasoning_content is defined"):
                 text = "(message.reasoning_content or '')"
-                out.value(self._jinja_trimmed(out, text, right=True))
+                out.value(self._jinja_trimmed(out, text, right=True) if self.trim else text)
             out.fence_if(jinja_unended(out), self.unended_close, self.close)
 
     def grammar(self, turn: Turn) -> None:
@@ -174,12 +193,19 @@ class BlankDroppedReasoning(Reasoning):
         # The turn may end with its block (an answer with no text): what follows the
         # unended close in the close (the newline that leads the text) may be left out.
         layout = turn.layout
-        rest = self.close[len(self.unended_close) :]
+        rest = self._after_unended_close() or ()
         turn.head = seq(
             *turn.nodes(self.open),
             text_before(layout, self.unended_close, empty=True),
             optional(seq(*turn.nodes(rest))),
         )
+
+
+@dataclass(frozen=True)
+class BlankDroppedReasoning(UnendedReasoning):
+    """The reasoning block on every assistant turn whose reasoning is not blank; blank
+    reasoning (empty or whitespace only) writes no block, a recorded loss when it held
+    whitespace.  Everything else is :class:`UnendedReasoning`'s."""
 
     def written(self, out: Render, index: int) -> bool:
         reasoning = out.messages[index].reasoning
@@ -249,7 +275,7 @@ class UnendedAnswer(Concept):
     def jinja_open(self, out: Template, role: str) -> bool:
         if out.prompt:
             return False
-        reasoning = out.layout.concept(BlankDroppedReasoning)
+        reasoning = out.layout.concept(Reasoning)
         condition = jinja_unended(out)
         if reasoning is not None:
             condition += f" and not ({reasoning._condition(out)})"
