@@ -92,3 +92,25 @@ def test_an_empty_answer_written_with_no_end_is_derived(answer: dict[str, Any], 
     )
     text = _written_and_read_as_the_template(name, _around(answer))
     assert f"<seed:eos>{turn}<seed:bos>user\n" in text
+
+
+def test_an_empty_answer_given_up_after_verification_says_why() -> None:
+    """A failed verification gives the capability up: the derivation is not tried again, and
+    the capability says what the verification found."""
+    from pawlette.infer.atoms import Tokens
+    from pawlette.infer.draft import Draft
+    from pawlette.infer.fields import derive_empty_texts
+    from pawlette.infer.frames import derive_frames
+    from pawlette.infer.probe import Probe
+
+    template = corpus_template("llama-cpp-deepseek-r1")
+    special = frozenset({template.bos_token, template.eos_token}) - {None}
+    probe = Probe(_runner("llama-cpp-deepseek-r1"), Tokens(special=special, by_shape=True))
+    reason = "verification: the turn read back otherwise"
+    draft = Draft(probe.tokens, blocked={"empty assistant text": reason})
+    derive_frames(probe, draft)
+    derive_empty_texts(probe, draft)
+    found = {item.name: item for item in draft.capabilities}
+    assert found["empty assistant text"].status == "not derived"
+    assert found["empty assistant text"].detail == reason
+    assert not draft.concepts

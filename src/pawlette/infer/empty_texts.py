@@ -166,36 +166,22 @@ def unended_concepts(draft: Draft, concepts: list[Concept]) -> None:
 
 
 def empty_answer_shape(probe: Probe, draft: Draft, base: str, written: str, sentinel: str) -> str:
-    """How the template writes an answer with no text, where no concept is derived for it
-    (``""``: no shape this module knows; the caller says where the renders part)."""
-    if base.count(sentinel) != 1:
-        return ""
+    """How the template writes an answer with no text, where no concept is derived for it:
+    a lead of text other than whitespace written only with text (``""``: no shape this
+    module knows; the caller says where the renders part)."""
     frame = draft.frames["assistant"]
+    if base.count(sentinel) != 1 or not frame.open:
+        return ""
     at = base.find(sentinel)
     head, tail = base[:at], base[at + len(sentinel) :]
-    tokens = probe.tokens
-    ending = frame.end + frame.after
-    if frame.open and head.endswith(frame.open) and ending and tail.startswith(ending):
-        rest = tail[len(ending) :]
-        start = len(head) - len(frame.open)
-        for kept in range(len(frame.open), 0, -1):
-            if written == head[: start + kept] + rest:
-                dropped = frame.open[kept:]
-                cut = f", without {excerpt(tokens, dropped, 40)} after it" if dropped else ""
-                return (
-                    f": it writes the turn as its opener {excerpt(tokens, frame.open[:kept], 40)}"
-                    f"{cut}, and no end {excerpt(tokens, frame.end, 40)} (the next turn's "
-                    "opener ends it; needs concept: a turn with no end for an answer with no "
-                    "text, and its reasoning block closed otherwise)"
-                )
     if not head.endswith(frame.open):
         return ""
     for size in range(1, len(frame.open) + 1):
         lead = frame.open[-size:]
         if lead.strip() and written == head[: len(head) - size] + tail:
             return (
-                f": it writes {excerpt(tokens, lead, 40)} before an answer's text only when "
-                "there is text (needs concept: a lead of text written only with text; "
+                f": it writes {excerpt(probe.tokens, lead, 40)} before an answer's text only "
+                "when there is text (needs concept: a lead of text written only with text; "
                 "only whitespace before a trimmed text is derived, as Trimmed's lead)"
             )
     return ""

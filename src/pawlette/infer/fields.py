@@ -357,6 +357,8 @@ def derive_empty_texts(probe: Probe, draft: Draft) -> None:
             shape = empty_answer_shape(probe, draft, str(base), str(written), sentinel)
         if written is None:
             draft.capability(f"empty {role} text", "refused", "the template refuses it")
+        elif draft.skip(f"empty {role} text"):
+            pass  # (given up after a failed verification: that says why)
         elif draft.status(f"empty {role} text") is None:  # (else said why already)
             draft.capability(
                 f"empty {role} text",
