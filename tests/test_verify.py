@@ -290,11 +290,7 @@ def test_a_format_that_cannot_read_its_templates_calls_fails_verify() -> None:
 # What a declared family writes otherwise than its template, and so does not read back: a
 # known defect of the family, not of the check (verify reports it as an unexplained render
 # difference too).
-KNOWN_UNREAD = {
-    # An empty answer: the template writes '<seed:bos>assistant' alone (no newline, no
-    # end), seed_oss writes '<seed:bos>assistant\n<seed:eos>' and records no loss.
-    "ByteDance-Seed-OSS": "seed_oss",
-}
+KNOWN_UNREAD: dict[str, str] = {}
 
 
 def test_every_declared_family_reads_back_its_templates_own_turns() -> None:

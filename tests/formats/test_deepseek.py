@@ -288,6 +288,75 @@ def test_llama_cpps_r1_writes_an_empty_answer_as_an_empty_calls_block() -> None:
     assert parsed.to_request()["messages"] == request["messages"]
 
 
+# An answer holding two </think>: V3.1's template keeps the text after the first, llama.cpp's
+# R1 after the last; V3.1 keeps an answer after results whole.
+CUT: list[dict[str, Any]] = [
+    {"role": "user", "content": "Weather?"},
+    {"role": "assistant", "content": "Look.</think>Wait.</think>Cold."},
+    {"role": "user", "content": "Sure?"},
+    {"role": "assistant", "content": "Yes.</think>"},
+    {"role": "user", "content": "Thanks."},
+]
+
+
+@pytest.mark.parametrize(
+    ("template", "name", "kept", "occurrence"),
+    [
+        ("deepseek-ai-DeepSeek-V3.1", "deepseek", ("Wait.</think>Cold.", ""), "first"),
+        (
+            "deepseek-ai-DeepSeek-V3.1",
+            "deepseek:v3.1-thinking",
+            ("Wait.</think>Cold.", ""),
+            "first",
+        ),
+        ("llama-cpp-deepseek-r1", "deepseek:r1-llamacpp", ("Cold.", ""), "last"),
+    ],
+)
+def test_an_answer_is_cut_after_its_think_close_as_the_template_cuts_it(
+    template: str, name: str, kept: tuple[str, str], occurrence: str
+) -> None:
+    from pawlette.declare import layout_of
+    from pawlette.export import export_jinja
+    from pawlette.infer.template import TemplateRunner
+
+    from ..support.template_compare import corpus_reference
+
+    fmt = pawlette.get_format(name)
+    layout = layout_of(fmt)
+    assert layout is not None
+    variables = layout.reference_variables()
+    reference = corpus_reference(template, variables=variables)
+    rendering = fmt.render({"messages": CUT})
+    assert rendering.text == reference.render(CUT, add_generation_prompt=False).text
+    for text in kept:
+        assert f"<｜Assistant｜>{text}<｜end▁of▁sentence｜>" in rendering.text.replace(
+            "<｜Assistant｜><think></think>", "<｜Assistant｜>"
+        )
+    assert rendering.losses == (
+        f"messages[1].content: the text up to its {occurrence} </think> dropped",
+        f"messages[3].content: the text up to its {occurrence} </think> dropped",
+    )
+    exported = TemplateRunner(export_jinja(fmt), variables).render(CUT).text
+    assert exported == rendering.text
+
+
+def test_v3_1_keeps_an_answer_after_results_whole() -> None:
+    from ..support.template_compare import corpus_reference
+
+    call = {"id": "a", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    messages = [
+        {"role": "user", "content": "Weather?"},
+        {"role": "assistant", "content": "", "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "a", "content": "3C"},
+        {"role": "assistant", "content": "Look.</think>Cold."},
+    ]
+    rendering = pawlette.get_format("deepseek").render({"messages": messages})
+    reference = corpus_reference("deepseek-ai-DeepSeek-V3.1")
+    assert rendering.text == reference.render(messages, add_generation_prompt=False).text
+    assert rendering.text.endswith("<｜tool▁output▁end｜>Look.</think>Cold.<｜end▁of▁sentence｜>")
+    assert not rendering.losses
+
+
 def test_v3_1_thinking_renders_and_reads_as_its_template() -> None:
     from pawlette.declare import layout_of
 

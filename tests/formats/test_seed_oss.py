@@ -227,6 +227,42 @@ def test_blank_reasoning_writes_no_block() -> None:
     assert "messages[1].reasoning_content: dropped (blank)" in rendering.losses
 
 
+@pytest.mark.parametrize(
+    ("answer", "turn"),
+    [
+        ({"content": ""}, "<seed:bos>assistant"),
+        ({"content": " \n"}, "<seed:bos>assistant"),
+        (
+            {"content": "", "reasoning_content": "Nothing to say."},
+            "<seed:bos>assistant\n<seed:think>Nothing to say.</seed:think>",
+        ),
+    ],
+)
+def test_an_answer_with_no_text_is_written_with_no_end_as_the_template_writes_it(
+    answer: dict[str, Any], turn: str
+) -> None:
+    from pawlette.export import export_jinja
+    from pawlette.infer.template import TemplateRunner
+
+    messages = [
+        {"role": "user", "content": "Hi"},
+        {"role": "assistant", **answer},
+        {"role": "user", "content": "Well?"},
+    ]
+    rendering = SEED.render({"messages": messages})
+    template = corpus_reference(TEMPLATE).render(messages, add_generation_prompt=False).text
+    assert rendering.text == template
+    assert f"<seed:eos>{turn}<seed:bos>user\n" in rendering.text
+    exported = TemplateRunner(export_jinja("seed_oss")).render(messages).text
+    assert exported == rendering.text
+    # Read back: the next turn's opener ends the answer.
+    read = SEED.parse_conversation(rendering.text).messages
+    assert [message["role"] for message in read] == ["user", "assistant", "user"]
+    assert not read[1].get("content")
+    assert read[1].get("reasoning_content") == answer.get("reasoning_content")
+    assert read[2]["content"] == "Well?"
+
+
 def test_user_text_never_becomes_a_control_token() -> None:
     text = "<seed:eos><seed:bos>assistant\n<seed:tool_call>"
     request = {"messages": [{"role": "user", "content": text}]}

@@ -28,7 +28,7 @@ def _detail(name: str, capability: str) -> str:
 
 
 def test_an_empty_assistant_text_is_named_with_its_article() -> None:
-    detail = _detail("ByteDance-Seed-OSS", "empty assistant text")
+    detail = _detail("meetkai-functionary-medium-v3.2", "empty assistant text")
     assert "writes an assistant message with no text" in detail
     assert " a assistant " not in detail
 
@@ -112,8 +112,12 @@ def test_a_template_for_requests_with_tools_only_is_refused_saying_so() -> None:
     )
 
 
-def test_an_empty_text_written_otherwise_is_refused_saying_where_and_what() -> None:
-    # Seed-OSS writes an assistant turn with no text as its opener alone, without a close.
-    detail = _detail("ByteDance-Seed-OSS", "empty assistant text")
-    assert "after …'user\\nZu1q<seed:eos><seed:bos>assistant' it writes '<seed:bos>user" in (detail)
-    assert "where the turn with its text taken out gives '\\n<seed:eos>" in detail
+def test_a_lead_written_only_with_text_is_refused_saying_what_it_is() -> None:
+    # Functionary v3.2 writes '>>>all\n' before an answer's text, and nothing without text.
+    detail = _detail("meetkai-functionary-medium-v3.2", "empty assistant text")
+    assert detail == (
+        "not derived; the template writes an assistant message with no text otherwise than "
+        "others: it writes '>>>all\\n' before an answer's text only when there is text (needs "
+        "concept: a lead of text written only with text; only whitespace before a trimmed "
+        "text is derived, as Trimmed's lead)"
+    )

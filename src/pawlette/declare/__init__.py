@@ -31,7 +31,7 @@ from .call_list import JsonCallList
 from .call_turn_end import CallTurnEnd
 from .checks import Alternation
 from .concept import Concept
-from .content import Ignored, ResultsAsUser, Trimmed, UnwrittenResults
+from .content import Ignored, ResultsAsUser, TextAfter, Trimmed, UnwrittenResults
 from .conversation_end import ConversationEnd
 from .first_system import FirstSystemText
 from .grammar import forced_prefixes, markers_of
@@ -84,6 +84,7 @@ __all__ = [
     "Switch",
     "SystemInTurn",
     "SystemPrompt",
+    "TextAfter",
     "ToolsBlock",
     "Trimmed",
     "UnwrittenResults",

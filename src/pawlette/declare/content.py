@@ -318,6 +318,74 @@ class Trimmed(Concept):
                     table.reader(state, lead_dropped(table.states[state].reader, lead))
 
 
+@dataclass(frozen=True)
+class TextAfter(Concept):
+    """An assistant message's text written from after the first or last ``separator`` in it
+    on, where it holds one: what templates that keep only the answer of a text holding its
+    reasoning do (``content.split('</think>')[-1]``: ``occurrence="last"``;
+    ``content.split('</think>', 1)[1]``: ``"first"``).  What is dropped is a recorded loss
+    of the message's content, which says up to which separator.
+
+    ``calls``: whether the text of a turn with calls is cut too (else written whole);
+    ``after_results``: whether the text of a turn right after results is cut too (DeepSeek
+    V3.1 writes it whole).  A text that holds no separator is left to the concepts after
+    this one (an empty answer written otherwise)."""
+
+    separator: str = "</think>"
+    occurrence: Literal["first", "last"] = "last"
+    calls: bool = True
+    after_results: bool = True
+
+    acts_on: ClassVar[frozenset[str] | None] = frozenset({"assistant"})
+
+    def validate(self, layout: Layout) -> None:
+        if not self.separator:
+            raise FormatError(
+                f"{layout.name}: TextAfter.separator is empty; expected the text whose "
+                "first or last occurrence the written text follows (such as '</think>')"
+            )
+        self.check_choices(layout, "occurrence")
+
+    def write_content(self, out: Render, index: int) -> bool:
+        if not 0 <= index < len(out.messages):
+            return False
+        message = out.messages[index]
+        if message.tool_calls and not self.calls:
+            return False
+        if out.previous == "tool" and not self.after_results:
+            return False
+        text = out.message_text(index)
+        if self.separator not in text:
+            return False
+        out.lose(
+            f"messages[{index}].content",
+            f"the text up to its {self.occurrence} {self.separator} dropped",
+        )
+        if self.occurrence == "last":
+            kept = text.rsplit(self.separator, 1)[1]
+        else:
+            kept = text.split(self.separator, 1)[1]
+        out.writer.text(kept, "content", trainable=True)
+        return True
+
+    def jinja_content(self, out: Template, role: str) -> bool:
+        separator = jinja_string(self.separator)
+        conditions = [f"{separator} in cut_text"]
+        if not self.calls:
+            conditions.append("not (message.tool_calls is defined and message.tool_calls)")
+        if not self.after_results:
+            conditions.append('ns.previous != "tool"')
+        out.out(f"{{%- set cut_text = text_of(message, index, {out.layout.name!r}) -%}}")
+        with out.when(" and ".join(conditions)):
+            if self.occurrence == "last":
+                out.value(f"cut_text.split({separator})[-1]")
+            else:
+                out.value(f"cut_text.split({separator}, 1)[1]")
+            out.out("{%- else -%}")
+            out.later_content(self, role)
+        return True
+
+
 class _ToolMessagesElsewhere(Concept):
     """Tool messages written otherwise than as results (the base of the two below): each
     is a recorded loss (``lost``: where and what; with ``name``, its name another)."""

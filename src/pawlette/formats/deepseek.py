@@ -51,6 +51,10 @@ Also for R1:
 
 - **System messages**: the templates keep only the last one, and so does pawlette (the
   others are a recorded loss).
+- llama.cpp's template keeps only the text after the last ``</think>`` of an assistant
+  message (with or without calls, after results too), and so does pawlette
+  (:class:`~pawlette.declare.TextAfter`): what it drops is a recorded loss of the message's
+  content; a text it empties is written empty.
 - llama.cpp's template writes an answer with no text and no calls as an empty calls block
   (``<｜tool▁calls▁begin｜><｜tool▁calls▁end｜>``), and so does pawlette; read back, it is an
   empty answer.
@@ -75,6 +79,10 @@ Decisions for V3.1:
 - **Results**: each tool message ``<｜tool▁output▁begin｜>TEXT<｜tool▁output▁end｜>``; the
   assistant's answer after results has no opener (it follows the last result directly).
 - **Names** are never written (a recorded loss).
+- **Text holding ``</think>``**: the template keeps only the text after the first
+  ``</think>`` of an answer without calls that follows no results (a turn of calls, and an
+  answer after results, are written whole), and so does pawlette: what it drops is a
+  recorded loss of the message's content.
 
 Remaining differences from the templates:
 
@@ -85,9 +93,6 @@ Remaining differences from the templates:
   render tools at all.  pawlette writes calls and results in V3.1's layout with R1's call
   pieces, and the tools never (a recorded loss); this layout says so
   (``template_untested``), so detection compares it without tools.
-- V3.1 and llama.cpp's R1: the template keeps only the text after the first (V3.1) or the
-  last (R1) ``</think>`` of a past assistant message's content; pawlette writes content as
-  given (identical for content without ``</think>``).
 - A message's ``prefix`` field (DeepSeek's prefix completion) is not read.
 """
 
@@ -112,10 +117,12 @@ from pawlette.declare import (
     Results,
     Switch,
     SystemPrompt,
+    TextAfter,
     declare,
     fence,
 )
 from pawlette.declare.calls import arguments_json
+from pawlette.declare.readers import BetweenCallsReader
 
 if TYPE_CHECKING:
     from pawlette.declare.jinja import Template
@@ -145,7 +152,9 @@ _RESULT_CLOSE = fence(OUTPUT_END)
 class EmptyAnswer(Concept):
     """llama.cpp's R1 template: an assistant turn with no text and no calls is written as an
     empty calls block (``<｜tool▁calls▁begin｜><｜tool▁calls▁end｜>``, its branch for a turn
-    without text); read back, that block is an empty answer."""
+    without text); read back, that block is an empty answer.  ``written``: what is written
+    in place of the text (inference declares it for any template that writes such a
+    stand-in: :mod:`pawlette.infer.empty_texts`)."""
 
     written: Fence
 
@@ -173,8 +182,14 @@ class EmptyAnswer(Concept):
         return True
 
     def rows(self, table: Table) -> None:
+        # After the calls' section where the layout has calls (the block is one read as
+        # calls); else a state of its own, where only whitespace follows to the turn's end
+        # (an inferred layout that writes no calls: pawlette.infer.empty_texts).
+        target = "assistant.after_calls"
+        if target not in table.states:
+            target = table.state("assistant.empty", BetweenCallsReader, "assistant", ends=True)
         for state in ("assistant.head", "assistant.body"):
-            table.on(state, table.text(self.written), "assistant.after_calls")
+            table.on(state, table.text(self.written), target)
 
 
 @dataclass(frozen=True)
@@ -396,6 +411,9 @@ def layout(options: DeepseekOptions) -> Layout:
                 keep="none",
                 prompt="opened" if options.thinking else "",
             ),
+            # The template keeps the text after the first </think> of an answer that
+            # follows no results.
+            TextAfter(occurrence="first", calls=False, after_results=False),
             NamedCalls(
                 section_open=fence(CALLS),
                 section_close=fence(CALLS_END),
@@ -450,7 +468,9 @@ def r1_layout(options: DeepseekOptions) -> Layout:
                 separator=fence("\n"),
             ),
             *(
-                (Results(), EmptyAnswer(fence(CALLS, CALLS_END)))
+                # llama.cpp's keeps the text after the last </think> (an answer it empties
+                # is written empty, not as the empty calls block).
+                (Results(), TextAfter(occurrence="last"), EmptyAnswer(fence(CALLS, CALLS_END)))
                 if options.version == "r1-llamacpp"
                 else (
                     AnswerAfterResults(fence(OUTPUTS_END)),

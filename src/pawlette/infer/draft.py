@@ -52,6 +52,17 @@ class Capability:
         return f"{self.name}: {self.status}{detail}"
 
 
+@dataclass(frozen=True)
+class Unended:
+    """An answer with no text written with no end (:mod:`.empty_texts`): its ``opener``, and
+    the ``turn`` an answer with no text and the reasoning ``reasoning`` is written as (from
+    the frame's opener on; None: the template wrote it otherwise than such a turn)."""
+
+    opener: str
+    turn: str | None
+    reasoning: str
+
+
 @dataclass
 class FrameText:
     """A frame as text (cut into pieces at the end)."""
@@ -116,6 +127,8 @@ class Draft:
     prompt_rest: tuple[str, str] | None = None
     """The generation prompt and the rest of the assistant's opener after it (whitespace the
     model writes), when the prompt stops short of the opener."""
+    unended: Unended | None = None
+    """An answer with no text written with no end (see :class:`Unended`)."""
 
     def capability(self, name: str, status: Status, detail: str = "") -> None:
         self.capabilities = [item for item in self.capabilities if item.name != name]
@@ -186,6 +199,10 @@ class Draft:
             concepts.append(ConversationEnd(marker))
         if self.prompt_always:
             concepts.append(PromptAlways())
+        if self.unended is not None:
+            from .empty_texts import unended_concepts
+
+            unended_concepts(self, concepts)  # after the others: it ends at their openers
         if self.prompt_rest is not None:
             from .prompted import PromptRest
 

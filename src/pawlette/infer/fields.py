@@ -28,6 +28,7 @@ from ..declare import (
 from ..declare.pieces import text_of
 from .atoms import common_prefix, excerpt
 from .draft import Draft
+from .empty_texts import derive_empty_answer, derive_unended_answer, empty_answer_shape
 from .probe import Probe, message
 
 __all__ = [
@@ -346,16 +347,25 @@ def derive_empty_texts(probe: Probe, draft: Draft) -> None:
         led = role == "assistant" and base is not None and written is not None
         if led and _led_when_not_empty(probe, draft, str(base), str(written), sentinel):
             continue
+        if led and derive_empty_answer(probe, draft, str(base), str(written), sentinel):
+            continue
+        if led and derive_unended_answer(probe, draft, str(base), str(written), sentinel):
+            continue
         draft.empty_roles.discard(role)
+        shape = ""
+        if led:
+            shape = empty_answer_shape(probe, draft, str(base), str(written), sentinel)
         if written is None:
             draft.capability(f"empty {role} text", "refused", "the template refuses it")
+        elif draft.skip(f"empty {role} text"):
+            pass  # (given up after a failed verification: that says why)
         elif draft.status(f"empty {role} text") is None:  # (else said why already)
             draft.capability(
                 f"empty {role} text",
                 "not derived",
                 f"the template writes {_article(role)} {role} message with no text otherwise "
-                f"than others{_parting(probe, written, base, sentinel)} (needs concept: empty "
-                "text)",
+                f"than others{shape or _parting(probe, written, base, sentinel)}"
+                + ("" if shape else " (needs concept: empty text)"),
             )
 
 

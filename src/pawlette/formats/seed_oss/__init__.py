@@ -49,6 +49,11 @@ Decisions (reference: ``ByteDance-Seed-OSS.jinja`` in llama.cpp's ``models/templ
   and those tools type its calls' values.
 - **Assistant text** is trimmed (a recorded loss when its ends held whitespace); user,
   system and tool texts are written as given.
+- **An answer with no text** (blank once trimmed) and no calls is written as the template
+  writes it, with no end: ``<seed:bos>assistant`` alone, or
+  ``<seed:bos>assistant\\n<seed:think>REASONING</seed:think>`` (no newline after the block);
+  the next turn's opener ends it (:class:`.concepts.UnendedAnswer`).  A model ends such a
+  turn with ``<seed:eos>``, which reads the same.
 - **Reasoning** is written on every assistant turn that has some, trimmed, as
   ``<seed:think>REASONING</seed:think>`` then a newline; blank reasoning writes no block (a
   recorded loss when it held whitespace).  The generation prompt opens no block: the model
@@ -73,9 +78,7 @@ Decisions (reference: ``ByteDance-Seed-OSS.jinja`` in llama.cpp's ``models/templ
   what it can of it).  A string parameter's ``null`` stays the text ``null`` (vLLM reads
   ``null`` as None for every type; the schema says it is text).
 
-Remaining differences from the template: an assistant turn whose text is blank and that has
-no calls is written with its newline and ``<seed:eos>`` (the template writes the bare
-``<seed:bos>assistant``, or the reasoning block alone, with no end); a tool whose
+Remaining differences from the template: a tool whose
 ``parameters`` have no ``properties`` is written with none (the template fails on it); a
 ``returns`` value that is no JSON schema (text, a number, an array) is refused (the
 template drops it unseen); a private-use, unassigned or astral character inside an object
@@ -103,7 +106,7 @@ from pawlette.declare import (
     fence,
 )
 
-from .concepts import BlankDroppedReasoning, StubTools
+from .concepts import BlankDroppedReasoning, StubTools, UnendedAnswer
 
 BOS, EOS = Marker("<seed:bos>"), Marker("<seed:eos>")
 THINK, THINK_END = Marker("<seed:think>"), Marker("</seed:think>")
@@ -154,6 +157,7 @@ def layout(options: SeedOssOptions) -> Layout:
                 close=fence(THINK_END, "\n"),
                 keep="all",
                 trim=WHITESPACE,
+                unended_close=fence(THINK_END),
             ),
             Ignored(("name",)),
             XmlCalls(
@@ -168,6 +172,8 @@ def layout(options: SeedOssOptions) -> Layout:
                 values="literal",
             ),
             Results(),
+            # Last: its rows end the answer with no end at every opener the table holds.
+            UnendedAnswer(open=fence(BOS, "assistant")),
         ),
         options=options,
         from_options=layout,
