@@ -100,6 +100,7 @@ STRING_ARGUMENTS = {
         M("<|tool_calls_section_end|>"),
     ],
     "harmony": [" to=functions.f", M("<|channel|>"), "commentary json", M("<|message|>"), '"x"'],
+    "mistral": [M("[TOOL_CALLS]"), "f", M("[CALL_ID]"), "abcDEF123", M("[ARGS]"), '"x"'],
 }
 
 
