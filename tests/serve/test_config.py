@@ -4,6 +4,7 @@ bound has a setting with a default ``pawlette serve --help`` shows."""
 from __future__ import annotations
 
 import argparse
+import logging
 
 import pytest
 
@@ -106,3 +107,16 @@ def test_the_serving_guide_describes_every_setting_with_its_default() -> None:
                 assert float(written.removesuffix(" s")) == default, (flag, written, default)
             else:
                 assert written == default, (flag, written, default)
+
+
+def test_the_servers_own_log_prints_at_its_level(capsys: pytest.CaptureFixture[str]) -> None:
+    """``pawlette serve``'s info lines (which grammar syntax a replica gets, as the serving
+    guide shows one) print at the default level, as uvicorn's do."""
+    from pawlette.serve.app import uvicorn_config
+
+    uvicorn_config(ServeConfig(format="pcml", upstream="http://127.0.0.1:9"))
+    logging.getLogger("pawlette.serve").info("upstream u: built with llguidance")
+    logging.getLogger("pawlette.serve").debug("not at info")
+    printed = capsys.readouterr().err
+    assert "built with llguidance" in printed
+    assert "not at info" not in printed

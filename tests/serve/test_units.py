@@ -105,7 +105,12 @@ def test_tool_choice_is_normalised(value: object, expected: ToolChoice) -> None:
         ({"messages": [], "modalities": ["text", "audio"]}, "modalities"),
         ({"messages": [], "parallel_tool_calls": "no"}, "parallel_tool_calls"),
         ({"messages": [], "stream": True, "stream_options": 1}, "stream_options"),
-        ({"messages": [], "logit_bias": {"1": "x"}}, "logit_bias"),
+        ({"messages": [], "logit_bias": {"1": "x"}}, "logit_bias.1"),
+        ({"messages": [], "logit_bias": [[1, 5]]}, "logit_bias"),
+        ({"messages": [], "logit_bias": {"abc": 5}}, "logit_bias.abc"),
+        ({"messages": [], "logit_bias": {"-3": 5}}, "logit_bias.-3"),
+        ({"messages": [], "logit_bias": {"5": 101}}, "logit_bias.5"),
+        ({"messages": [], "user": 5}, "user"),
         ({"messages": [], "temperature": float("nan")}, "temperature"),
     ],
 )

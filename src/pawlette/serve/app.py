@@ -60,6 +60,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import dataclasses
 import functools
 import gc
@@ -1076,6 +1077,7 @@ def uvicorn_config(config: ServeConfig, app: App | None = None, **options: Any) 
     from .inbound import guarded_protocol
 
     options.setdefault("log_level", config.log_level)
+    options.setdefault("log_config", log_config(options["log_level"]))
     # uvicorn builds every access-log line's arguments even when the level drops it
     # (about 2% of the CPU time per request): no access log unless it can be printed.
     options.setdefault("access_log", access_log(config.log_level))
@@ -1103,6 +1105,19 @@ def run(config: ServeConfig, **uvicorn_options: Any) -> None:
     )
     tune_collector()  # the server owns this process; an app mounted elsewhere leaves gc be
     server.run()
+
+
+def log_config(log_level: str | int) -> dict[str, Any]:
+    """uvicorn's logging, with the server's own log (``pawlette.serve``: the grammar syntax
+    each replica gets, replicas ejected, ...) printed beside uvicorn's at ``log_level``.
+    Without a handler of its own that log reached only Python's last resort, which prints
+    warnings and drops everything at info."""
+    settings: dict[str, Any] = copy.deepcopy(uvicorn.config.LOGGING_CONFIG)
+    level = log_level.upper() if isinstance(log_level, str) else log_level
+    # Propagating too: a handler an embedding program puts on the root logger (pytest's
+    # caplog among them) still sees these records; ``pawlette serve`` puts none there.
+    settings["loggers"]["pawlette"] = {"handlers": ["default"], "level": level, "propagate": True}
+    return settings
 
 
 def access_log(log_level: str) -> bool:

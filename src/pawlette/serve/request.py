@@ -5,9 +5,9 @@ Everything here is pure (no HTTP, no optional dependency), so it is tested direc
 Read and honoured: ``messages``, ``tools``, ``tool_choice``, ``parallel_tool_calls``,
 ``stream``, ``stream_options.include_usage``, ``temperature``, ``top_p``, ``max_tokens`` /
 ``max_completion_tokens`` (the latter wins), ``seed``, ``stop`` (merged with the format's),
-``presence_penalty``, ``frequency_penalty``, ``logit_bias``, and the engine sampling keys
-:data:`~pawlette.openai.ENGINE_SAMPLING_KEYS` (``top_k``, ``min_p``, ``repetition_penalty``:
-checked, then sent to the upstream as given).
+``presence_penalty``, ``frequency_penalty``, ``logit_bias`` (token ids to biases from -100 to
+100), and the engine sampling keys :data:`~pawlette.openai.ENGINE_SAMPLING_KEYS` (``top_k``,
+``min_p``, ``repetition_penalty``: checked, then sent to the upstream as given).
 
 Refused with a 400 naming the field, because the server cannot honour them: ``n`` other than
 1, ``logprobs: true`` / ``top_logprobs``, a ``response_format`` other than ``text``, audio
@@ -15,8 +15,8 @@ output, predicted outputs, ``reasoning_effort``, ``verbosity``, web search, and 
 ``functions`` / ``function_call``.
 
 Accepted and ignored, because they do not change the answer: ``model`` (this is a one-model
-server), ``user``, ``store``, ``metadata``, ``service_tier``, ``safety_identifier``,
-``prompt_cache_key``.
+server) and ``user`` (both strings), ``store``, ``metadata``, ``service_tier``,
+``safety_identifier``, ``prompt_cache_key``.
 
 Any other key is refused with a 400 naming it (``param``), as OpenAI answers: a misspelt
 ``temprature`` or ``tool`` would otherwise change nothing, silently.  The whole body is checked
@@ -103,6 +103,24 @@ def _boolean(body: Mapping[str, Any], key: str, default: bool) -> bool:
     return value
 
 
+def _logit_bias(value: object) -> dict[str, Any] | None:
+    """OpenAI's ``logit_bias``: token ids (as JSON keys, so decimal strings) to biases from
+    -100 to 100.  A key that is not an id is refused rather than sent on: llama.cpp reads
+    such a key as text and biases the tokens it encodes to, which no OpenAI client means."""
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise RequestError("logit_bias", f"found {show(value)}", "an object of token ids to biases")
+    for key, bias in value.items():
+        if not (isinstance(key, str) and key.isascii() and key.isdigit()):
+            raise RequestError(f"logit_bias.{key}", f"the key {show(key)}", "a token id")
+        if not _is_number(bias) or not -100 <= bias <= 100:
+            raise RequestError(
+                f"logit_bias.{key}", f"found {show(bias)}", "a number from -100 to 100"
+            )
+    return dict(value)
+
+
 def _stop(value: object) -> tuple[str, ...]:
     if value is None:
         return ()
@@ -183,9 +201,10 @@ def parse_chat_request(body: object) -> ChatRequest:
     for key, hint in _REFUSED_HINTS.items():
         if body.get(key) is not None:
             raise RequestError(key, "a field pawlette serve cannot honour", "it absent", hint)
-    model = body.get("model")
-    if model is not None and not isinstance(model, str):
-        raise RequestError("model", f"found {show(model)}", "a string")
+    for key in ("model", "user"):
+        value = body.get(key)
+        if value is not None and not isinstance(value, str):
+            raise RequestError(key, f"found {show(value)}", "a string")
 
     n = _integer(body, "n", 1)
     if n is not None and n != 1:
@@ -242,14 +261,9 @@ def parse_chat_request(body: object) -> ChatRequest:
         integer = _integer(body, key)
         if integer is not None:
             sampling[key] = integer
-    logit_bias = body.get("logit_bias")
-    if logit_bias is not None:
-        if not isinstance(logit_bias, Mapping) or not all(
-            _is_number(bias) for bias in logit_bias.values()
-        ):
-            raise RequestError("logit_bias", f"found {show(logit_bias)}", "an object of numbers")
-        if logit_bias:
-            sampling["logit_bias"] = dict(logit_bias)
+    logit_bias = _logit_bias(body.get("logit_bias"))
+    if logit_bias:
+        sampling["logit_bias"] = logit_bias
 
     tools = body.get("tools")
     return ChatRequest(
