@@ -48,6 +48,7 @@ from ..declare import (
     Trimmed,
     XmlCalls,
 )
+from ..declare.concept import Concept
 from ..declare.pieces import text_of
 from ..engine.json_text import json_string
 from ..formats.chatml.xml import CallTextTrimmed
@@ -440,10 +441,11 @@ def _json_calls(
     if content == "dropped":
         draft.capability(
             "text with tool calls",
-            "not derived",
-            "the template drops text beside calls (needs concept: text dropped beside JSON calls)",
+            "dropped",
+            "the template does not write text beside calls (its loss is recorded)",
         )
-    draft.concepts.append(
+    _add_calls(
+        draft,
         JsonCalls(
             arguments=printed,  # type: ignore[arg-type]
             ascii=printed == "tojson" and _escapes(probe, draft),
@@ -455,8 +457,10 @@ def _json_calls(
             id_key=id_key,
             parallel=parallel,
             with_content=content == "written",
+            drops_content=content == "dropped",
             drops_calls=content == "replaces_calls",
-        )
+        ),
+        dropping=content == "dropped",
     )
     draft.capability(
         "tool calls",
@@ -465,6 +469,18 @@ def _json_calls(
         + (" as the whole turn" if bare else f" in {before.strip()!r}")
         + (", the arguments as Python's repr" if printed == "repr" else ""),
     )
+
+
+def _add_calls(draft: Draft, concept: Concept, dropping: bool) -> None:
+    """Declare ``concept``; one that drops the text beside its calls (``dropping``) comes
+    before whatever trims (and so writes) an assistant's text: the first concept that
+    writes a text writes it."""
+    at = len(draft.concepts)
+    if dropping:
+        at = next(
+            (index for index, item in enumerate(draft.concepts) if isinstance(item, Trimmed)), at
+        )
+    draft.concepts.insert(at, concept)
 
 
 def _listed_without_brackets(
@@ -480,18 +496,8 @@ def _listed_without_brackets(
     ``after``: a :class:`~pawlette.declare.JsonCallList` with no brackets.  ``keys``: each
     key of a call's object, in the order written, with its role."""
     roles = tuple((role, key) for key, role in keys.items())
-    # A list that drops the text beside it comes before whatever trims (and so writes) an
-    # assistant's text: the first concept that writes a text writes it.
-    at = next(
-        (
-            index
-            for index, concept in enumerate(draft.concepts)
-            if isinstance(concept, Trimmed) and content == "dropped"
-        ),
-        len(draft.concepts),
-    )
-    draft.concepts.insert(
-        at,
+    _add_calls(
+        draft,
         JsonCallList(
             open=draft.fence(before),
             close=draft.fence(after),
@@ -502,6 +508,7 @@ def _listed_without_brackets(
             list_close="",
             item_separator=between,
         ),
+        dropping=content == "dropped",
     )
     if content == "dropped":
         draft.capability(

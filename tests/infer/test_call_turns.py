@@ -1,0 +1,95 @@
+"""Calls inferred from real templates whose turn of calls is written otherwise than a turn of
+text: text beside the calls dropped, a turn of calls ending with its own marker.  Each is
+verified (renders identical, own turns parsed back), and a turn of calls the template writes
+reads back as the calls."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from pawlette.infer import Inference, infer_template
+from pawlette.infer.template import TemplateRunner
+
+from ..support.template_corpus import corpus_template
+
+WEATHER = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "parameters": {
+            "type": "object",
+            "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+        },
+    },
+}
+
+CALL = {
+    "id": "c1",
+    "type": "function",
+    "function": {"name": "get_weather", "arguments": json.dumps({"city": "Oslo", "days": 2})},
+}
+
+
+def _inferred(name: str) -> tuple[Inference, TemplateRunner]:
+    template = corpus_template(name)
+    tokens = {
+        key: value
+        for key, value in (("bos_token", template.bos_token), ("eos_token", template.eos_token))
+        if value is not None
+    }
+    inference = infer_template(template.text, **tokens)  # type: ignore[arg-type]
+    assert inference.accepted, inference.describe()
+    verification = inference.verification
+    assert verification is not None and verification.passed
+    assert verification.parsed_back == verification.turns > 0
+    return inference, TemplateRunner(template.text, tokens)
+
+
+def _statuses(inference: Inference) -> dict[str, str]:
+    return {item.name: item.status for item in inference.capabilities}
+
+
+def _read_back(inference: Inference, runner: TemplateRunner, messages: list[dict[str, Any]]) -> str:
+    """The template's render of ``messages``, which the inferred format renders too and
+    reads back with the calls of its assistant turns."""
+    assert inference.format is not None
+    written = runner.render(messages, [WEATHER]).text
+    assert written is not None
+    assert inference.format.render(messages, tools=[WEATHER]).text == written
+    parsed = inference.format.parse_conversation(written).messages
+    calls = [
+        (item["function"]["name"], json.loads(item["function"]["arguments"]))
+        for message in parsed
+        for item in message.get("tool_calls") or ()
+    ]
+    assert calls == [("get_weather", {"city": "Oslo", "days": 2})]
+    return written
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "meta-llama-Llama-3.1-8B-Instruct",
+        "meta-llama-Llama-3.2-3B-Instruct",
+        "meta-llama-Llama-3.3-70B-Instruct",
+    ],
+)
+def test_text_dropped_beside_json_calls_is_a_declared_loss(name: str) -> None:
+    """Meta's Llama 3 templates write a turn of calls as the call alone, whatever text the
+    message holds: the text is declared dropped (a recorded loss), not left underived."""
+    inference, runner = _inferred(name)
+    statuses = _statuses(inference)
+    assert statuses["tool calls"] == "derived"
+    assert statuses["text with tool calls"] == "dropped"
+    messages = [
+        {"role": "user", "content": "Weather?"},
+        {"role": "assistant", "content": "Checking.", "tool_calls": [CALL]},
+    ]
+    written = _read_back(inference, runner, messages)
+    assert "Checking." not in written
+    assert inference.format is not None
+    rendering = inference.format.render(messages, tools=[WEATHER])
+    assert rendering.losses, "the dropped text is recorded as a loss"
