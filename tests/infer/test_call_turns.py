@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 
+from pawlette.declare import CallTurnEnd
+from pawlette.declare.pieces import text_of
 from pawlette.infer import Inference, infer_template
 from pawlette.infer.template import TemplateRunner
 
@@ -19,6 +21,7 @@ WEATHER = {
     "type": "function",
     "function": {
         "name": "get_weather",
+        "description": "The weather in a city.",
         "parameters": {
             "type": "object",
             "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
@@ -52,7 +55,9 @@ def _statuses(inference: Inference) -> dict[str, str]:
     return {item.name: item.status for item in inference.capabilities}
 
 
-def _read_back(inference: Inference, runner: TemplateRunner, messages: list[dict[str, Any]]) -> str:
+def _read_back(
+    inference: Inference, runner: TemplateRunner, messages: list[dict[str, Any]]
+) -> str:
     """The template's render of ``messages``, which the inferred format renders too and
     reads back with the calls of its assistant turns."""
     assert inference.format is not None
@@ -93,3 +98,26 @@ def test_text_dropped_beside_json_calls_is_a_declared_loss(name: str) -> None:
     assert inference.format is not None
     rendering = inference.format.render(messages, tools=[WEATHER])
     assert rendering.losses, "the dropped text is recorded as a loss"
+
+
+def test_a_turn_of_calls_ending_with_its_own_marker_is_derived() -> None:
+    """Functionary v3.1 ends a turn of calls with ``<|eom_id|>`` and every other assistant
+    turn with ``<|eot_id|>``: :class:`~pawlette.declare.CallTurnEnd`, and the calls, text
+    beside them and results derived."""
+    inference, runner = _inferred("meetkai-functionary-medium-v3.1")
+    statuses = _statuses(inference)
+    for capability in ("tools", "tool calls", "text with tool calls", "tool results"):
+        assert statuses[capability] == "derived", inference.describe()
+    assert inference.layout is not None
+    (ended,) = [item for item in inference.layout.concepts if isinstance(item, CallTurnEnd)]
+    assert text_of(ended.end) == "<|eom_id|>"
+    messages = [
+        {"role": "user", "content": "Weather?"},
+        {"role": "assistant", "content": "Checking.", "tool_calls": [CALL]},
+        {"role": "tool", "tool_call_id": "c1", "content": "3 C"},
+        {"role": "assistant", "content": "3 C in Oslo."},
+    ]
+    written = _read_back(inference, runner, messages)
+    assert 'Checking.<function=get_weather>{"city": "Oslo", "days": 2}</function><|eom_id|>' in (
+        written
+    )

@@ -55,6 +55,7 @@ from ..formats.chatml.xml import CallTextTrimmed
 from ..formats.solar.concepts import IdFirstCalls
 from .answers import AnswerShape, derive_answer_fence
 from .atoms import common_prefix, common_suffix, excerpt
+from .call_turn_end import derive_call_turn_end
 from .draft import Draft
 from .family_calls import derive_family_calls
 from .probe import Probe, Underivable, call, message
@@ -145,7 +146,9 @@ def derive_calls(probe: Probe, draft: Draft) -> None:
             f"the template refuses a turn of calls ({probe.refusal(one, list(PROBE_TOOLS))[:120]})",
         )
         return
-    calls.answer = derive_answer_fence(probe, draft, one)
+    calls.answer = derive_answer_fence(probe, draft, one) or derive_call_turn_end(
+        probe, draft, one
+    )
     if _family_calls(draft, calls):
         return
     try:
