@@ -1,5 +1,6 @@
 """Calls inferred from real templates whose turn of calls is written otherwise than a turn of
-text: text beside the calls dropped, a turn of calls ending with its own marker.  Each is
+text: text beside the calls dropped, a turn of calls ending with its own marker, calls in a
+family's own syntax.  Each is
 verified (renders identical, own turns parsed back), and a turn of calls the template writes
 reads back as the calls."""
 
@@ -12,6 +13,7 @@ import pytest
 
 from pawlette.declare import CallTurnEnd
 from pawlette.declare.pieces import text_of
+from pawlette.formats.gemma4.concepts import CallsAwaitResults
 from pawlette.infer import Inference, infer_template
 from pawlette.infer.template import TemplateRunner
 
@@ -55,9 +57,7 @@ def _statuses(inference: Inference) -> dict[str, str]:
     return {item.name: item.status for item in inference.capabilities}
 
 
-def _read_back(
-    inference: Inference, runner: TemplateRunner, messages: list[dict[str, Any]]
-) -> str:
+def _read_back(inference: Inference, runner: TemplateRunner, messages: list[dict[str, Any]]) -> str:
     """The template's render of ``messages``, which the inferred format renders too and
     reads back with the calls of its assistant turns."""
     assert inference.format is not None
@@ -121,3 +121,41 @@ def test_a_turn_of_calls_ending_with_its_own_marker_is_derived() -> None:
     assert 'Checking.<function=get_weather>{"city": "Oslo", "days": 2}</function><|eom_id|>' in (
         written
     )
+
+
+def test_a_turn_of_calls_awaiting_its_results_is_derived() -> None:
+    """Gemma 4 ends a turn of calls with ``<|tool_response>`` and nothing after it (every
+    other turn: ``<turn|>`` and a newline), its calls in the family's value syntax:
+    :class:`CallsAwaitResults` and the family's calls.  Text beside calls, written after
+    them, and the reasoning the template writes beside calls only, are not derived."""
+    inference, runner = _inferred("google-gemma-4-31B-it")
+    statuses = _statuses(inference)
+    assert statuses["tools"] == statuses["tool calls"] == "derived", inference.describe()
+    assert statuses["text with tool calls"] == statuses["reasoning"] == "not derived"
+    assert inference.layout is not None
+    (ended,) = [item for item in inference.layout.concepts if isinstance(item, CallsAwaitResults)]
+    assert (text_of(ended.end), text_of(ended.newline)) == ("<|tool_response>", "\n")
+    messages = [
+        {"role": "user", "content": "Weather?"},
+        {"role": "assistant", "content": None, "tool_calls": [CALL]},
+        {"role": "user", "content": "Never mind."},
+    ]
+    written = _read_back(inference, runner, messages)
+    assert '{city:<|"|>Oslo<|"|>,days:2}<tool_call|><|tool_response><|turn>user' in written
+
+
+def test_calls_in_a_family_syntax_with_results_as_turns_are_derived() -> None:
+    """Gemma 4's interleaved-thinking template ends a turn of calls as any other and writes
+    results as turns of their own: the family's calls, and the results, derived."""
+    inference, runner = _inferred("google-gemma-4-31B-it-interleaved")
+    statuses = _statuses(inference)
+    for capability in ("tools", "tool calls", "parallel tool calls", "tool results"):
+        assert statuses[capability] == "derived", inference.describe()
+    messages = [
+        {"role": "user", "content": "Weather?"},
+        {"role": "assistant", "content": None, "tool_calls": [CALL]},
+        {"role": "tool", "tool_call_id": "c1", "content": "3 C"},
+        {"role": "assistant", "content": "3 C in Oslo."},
+    ]
+    written = _read_back(inference, runner, messages)
+    assert "<tool_call|><turn|>\n<|turn>tool\n3 C<turn|>" in written

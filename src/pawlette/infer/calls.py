@@ -55,7 +55,7 @@ from ..formats.chatml.xml import CallTextTrimmed
 from ..formats.solar.concepts import IdFirstCalls
 from .answers import AnswerShape, derive_answer_fence
 from .atoms import common_prefix, common_suffix, excerpt
-from .call_turn_end import derive_call_turn_end
+from .call_turn_end import answer_after, derive_call_turn_end
 from .draft import Draft
 from .family_calls import derive_family_calls
 from .probe import Probe, Underivable, call, message
@@ -96,8 +96,8 @@ class _Calls:
         u1 = self.probe.sentinel("u", 1)
         start = text.find(u1)
         lead = u1 + user.end + user.after + assistant.open
-        tail = assistant.end + assistant.after
         called = bool(messages[-1].get("tool_calls"))
+        tail = assistant.end + assistant.after + ("" if called else answer_after(self.draft))
         if self.answer is not None and called and self.answer.call_end:
             tail = self.answer.call_end + assistant.after
         if start < 0 or not text.startswith(lead, start) or not text.endswith(tail):
@@ -146,9 +146,7 @@ def derive_calls(probe: Probe, draft: Draft) -> None:
             f"the template refuses a turn of calls ({probe.refusal(one, list(PROBE_TOOLS))[:120]})",
         )
         return
-    calls.answer = derive_answer_fence(probe, draft, one) or derive_call_turn_end(
-        probe, draft, one
-    )
+    calls.answer = derive_answer_fence(probe, draft, one) or derive_call_turn_end(probe, draft, one)
     if _family_calls(draft, calls):
         return
     try:
