@@ -159,3 +159,36 @@ def test_calls_in_a_family_syntax_with_results_as_turns_are_derived() -> None:
     ]
     written = _read_back(inference, runner, messages)
     assert "<tool_call|><turn|>\n<|turn>tool\n3 C<turn|>" in written
+
+
+def _detail(name: str, capability: str) -> str:
+    template = corpus_template(name)
+    inference = infer_template(
+        template.text, bos_token=template.bos_token, eos_token=template.eos_token
+    )
+    found = {item.name: item for item in inference.capabilities}
+    return f"{found[capability].status}; {found[capability].detail}"
+
+
+def test_a_last_turn_of_calls_framed_otherwise_says_what_is_missing() -> None:
+    """Nemotron Nano 2 writes the turn of calls a conversation ends on as
+    ``</TOOLCALL><SPECIAL_12>\\n\\n`` and an earlier one as other turns,
+    ``</TOOLCALL>\\n<SPECIAL_12>\\n``: not derived, saying both and the concept it needs."""
+    detail = _detail("NVIDIA-Nemotron-Nano-v2", "tool calls")
+    assert detail.startswith("not derived; the turn that holds calls is framed otherwise when")
+    assert "</TOOLCALL><SPECIAL_12>\\n\\n'" in detail
+    assert "before another turn '\\n<SPECIAL_11>Assistant\\n<TOOLCALL>" in detail
+    assert "</TOOLCALL>\\n<SPECIAL_12>\\n'" in detail
+    assert detail.endswith("(needs concept: a last turn of calls written otherwise)")
+
+
+def test_text_after_calls_in_a_turn_of_its_own_says_what_is_missing() -> None:
+    """DeepSeek R1's Qwen distill writes a message's text after its calls, in an assistant
+    turn of its own: not derived, saying so."""
+    detail = _detail("deepseek-ai-DeepSeek-R1-Distill-Qwen-32B", "tool calls")
+    assert detail == (
+        "not derived; the template writes the text after the calls, in an assistant turn of "
+        "its own (opened after the calls' turn ends: '<｜end▁of▁sentence｜><｜Assistant｜>'), "
+        "where a model writes it before them (needs concept: text after calls as a turn of "
+        "its own)"
+    )

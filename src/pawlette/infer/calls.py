@@ -103,6 +103,14 @@ class _Calls:
         if start < 0 or not text.startswith(lead, start) or not text.endswith(tail):
             tokens = self.probe.tokens
             found = text[start + len(u1) :] if start >= 0 else text
+            earlier = self._framed_before_another(messages, lead, tail) if called else None
+            if earlier is not None:
+                raise Underivable(
+                    f"{what} is framed otherwise when it ends the conversation: there the "
+                    f"template writes {excerpt(tokens, found, 160)}, and before another turn "
+                    f"{excerpt(tokens, earlier, 160)}, as other assistant turns are framed "
+                    "(needs concept: a last turn of calls written otherwise)"
+                )
             raise Underivable(
                 f"{what} is framed unlike other assistant turns: after the user's text the "
                 f"template writes {excerpt(tokens, found, 160)}, where an assistant turn is "
@@ -115,6 +123,24 @@ class _Calls:
             if self.answer.close and found.endswith(self.answer.close):
                 found = found[: -len(self.answer.close)]
         return found
+
+    def _framed_before_another(
+        self, messages: list[dict[str, Any]], lead: str, tail: str
+    ) -> str | None:
+        """The turn of calls that ends ``messages``, written before a user's turn, where it
+        is framed there as other assistant turns are (from its opener to its end; None:
+        it is not, or the template refuses it)."""
+        u1, u2 = self.probe.sentinel("u", 1), self.probe.sentinel("u", 2)
+        user = self.draft.frames["user"]
+        text = self.probe.render([*messages, message("user", u2)], list(PROBE_TOOLS))
+        if text is None or text.count(u1) != 1 or text.count(u2) != 1:
+            return None
+        start, end = text.find(u1), text.find(u2)
+        turn = text[start:end]
+        opener = user.open_after.get("assistant", user.open)
+        if not turn.startswith(lead) or not turn.endswith(tail + opener):
+            return None
+        return turn[len(u1) : len(turn) - len(opener)]
 
     def empty(self) -> str | None:
         """The body of an assistant turn with no text: given an empty list of calls, or
@@ -355,10 +381,36 @@ def _content(draft: Draft, with_text: str | None, empty: str, one: str) -> tuple
         return "replaces_calls", ""
     before, after = rest.split("Za1q", 1)
     if before != text_lead(draft) or not after.endswith(one):
-        raise Underivable(f"text beside calls is written as {rest[:120]!r}")
+        raise Underivable(_text_after_calls(draft, rest, one))
     # Recorded, so that verification writes turns of text and calls too.
     draft.capability("text with tool calls", "derived", "the text is written before the calls")
     return "written", after[: len(after) - len(one)]
+
+
+def _text_after_calls(draft: Draft, rest: str, one: str) -> str:
+    """Why text beside calls written as ``rest`` (the turn's body after what a turn without
+    text writes; ``one``: the call alone) is not derived: written after the calls, in the
+    turn (Gemma 4's) or in an assistant turn of its own (DeepSeek R1's distills'), or else
+    written otherwise."""
+    assistant = draft.frames["assistant"]
+    if rest.startswith(one) and rest.endswith("Za1q"):
+        between = rest[len(one) : -len("Za1q")]
+        turns = assistant.end + assistant.after + assistant.open
+        if assistant.open and (one + between).endswith(turns):
+            # (a turn of calls alone ends with that turn, empty: the message's text as the
+            # template reads a missing one)
+            return (
+                "the template writes the text after the calls, in an assistant turn of its own "
+                f"(opened after the calls' turn ends: {excerpt(draft.tokens, turns)}), where a "
+                "model writes it before them (needs concept: text after calls as a turn of "
+                "its own)"
+            )
+        return (
+            f"the template writes the text after the calls ({excerpt(draft.tokens, between)} "
+            "between them), where a model writes it before them (needs concept: text written "
+            "after calls)"
+        )
+    return f"text beside calls is written as {excerpt(draft.tokens, rest, 160)}"
 
 
 def _json_calls(
