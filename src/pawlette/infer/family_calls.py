@@ -10,12 +10,15 @@ argument typed by its value, numbered per turn (no generic concept numbers calls
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from ..declare import Frame, Layout, Marker, declare, fence
 from ..declare.concept import Concept
 from ..declare.pieces import Fence
 from ..errors import PawletteError
+from ..formats.gemma4 import CALL, CALL_END
+from ..formats.gemma4.concepts import GemmaCalls
 from ..formats.kimi.k3 import TaggedCalls
 from .draft import Draft
 
@@ -23,13 +26,36 @@ __all__ = ["derive_family_calls"]
 
 Make = Callable[[Fence, Fence], Concept]
 
-CANDIDATES: tuple[tuple[str, Make], ...] = (
-    (
+
+@dataclass(frozen=True)
+class Candidate:
+    """A family's calls concept, by ``name``, made from its section fences (``make``).
+    ``opened``: each call opens with a marker of its own, so the calls need no section
+    opener to be read (else the text before the first call must be one)."""
+
+    name: str
+    make: Make
+    opened: bool = False
+
+
+def _gemma_calls(section_open: Fence, section_close: Fence) -> Concept:
+    return GemmaCalls(
+        open=fence(CALL, "call:"),
+        arguments_open=fence("{"),
+        close=fence("}", CALL_END),
+        section_open=section_open,
+        section_close=section_close,
+    )
+
+
+CANDIDATES: tuple[Candidate, ...] = (
+    Candidate(
         "tagged calls (Kimi K3)",
         lambda section_open, section_close: TaggedCalls(section_open, section_close),
     ),
+    Candidate("calls in Gemma 4's value syntax", _gemma_calls, opened=True),
 )
-"""The families' calls concepts inference tries, by name, each made from its section fences."""
+"""The families' calls concepts inference tries."""
 
 _OPEN, _CLOSE = Marker("<zq_open>"), Marker("<zq_close>")
 
@@ -67,8 +93,11 @@ def derive_family_calls(
     second: dict[str, Any],
 ) -> bool:
     """Declare the first candidate whose calls the turn of one call (``single``, its body)
-    and of two (``pair``) hold; whether one was."""
-    for name, make in CANDIDATES:
+    and of two (``pair``) hold; whether one was.  Text beside the calls (``with_text``: the
+    body of a turn of ``Za1q`` and one call) is derived written before them; written after
+    them (Gemma 4's), it is not derived (no concept writes it there)."""
+    for candidate in CANDIDATES:
+        make = candidate.make
         items = _written(make, [first])
         if not items or single.count(items) != 1:
             continue
@@ -77,16 +106,27 @@ def derive_family_calls(
         both = _written(make, [first, second])
         if pair is not None and (both is None or pair != section_open + both + section_close):
             continue
-        if not section_open or (with_text is not None and with_text != "Za1q" + single):
-            continue  # (reading needs a fence where calls start; the text goes before them)
+        if not section_open and not candidate.opened:
+            continue  # (reading needs a fence where calls start)
+        after = with_text is not None and with_text == single + "Za1q"
+        if with_text is not None and with_text != "Za1q" + single and not after:
+            continue  # (the text goes before the calls, or after them)
         draft.concepts.append(make(draft.fence(section_open), draft.fence(section_close)))
+        name = candidate.name
         if pair is not None:
             draft.capability("parallel tool calls", "derived", "calls written one after another")
         else:
             draft.capability(
                 "parallel tool calls", "refused", "the template refuses several calls in a turn"
             )
-        if with_text is not None:
+        if after:
+            draft.capability(
+                "text with tool calls",
+                "not derived",
+                "the template writes the text after the calls, where a model writes it before "
+                "them (needs concept: text written after calls)",
+            )
+        elif with_text is not None:
             draft.capability(
                 "text with tool calls", "derived", "the text is written before the calls"
             )
