@@ -111,3 +111,34 @@ def test_reasoning_beside_calls_is_the_reasoning_where_no_block_is_written() -> 
     a reasoning block (giving reasoning up would take it out of every turn), the calls are."""
     assert find_culprit(LLAMA3, "runner", CALLED, {}, _reasoning_beside_calls) == "reasoning"  # type: ignore[arg-type]
     assert find_culprit(DEEPSEEK, "runner", CALLED, {}, _reasoning_beside_calls) == "tool calls"  # type: ignore[arg-type]
+
+
+def _call(call_id: str) -> dict[str, Any]:
+    return {"id": call_id, "type": "function", "function": {"name": "zq_alpha", "arguments": "{}"}}
+
+
+PARALLEL = Sample(
+    {
+        "messages": [
+            {"role": "user", "content": "Weather?"},
+            {"role": "assistant", "content": None, "tool_calls": [_call("c1"), _call("c2")]},
+        ],
+        "tools": [TOOL],
+    },
+    frozenset({"tools", "parallel-calls"}),
+)
+
+
+def test_calls_wrong_in_a_conversation_of_parallel_calls_are_the_calls() -> None:
+    """A conversation whose only turn of calls holds two, where every call is written
+    otherwise (Apertus' calls read as named calls): taking one call out does not make it
+    agree, taking the calls out does, so the calls are given up rather than the tools."""
+
+    def called(sample: Sample) -> bool:
+        return any(message.get("tool_calls") for message in sample.messages)
+
+    assert find_culprit("format", "runner", PARALLEL, {}, verifier(called)) == "tool calls"  # type: ignore[arg-type]
+    assert (
+        find_culprit("format", "runner", PARALLEL, {"tool calls": "given up"}, verifier(called))
+        == "tools"
+    )  # type: ignore[arg-type]

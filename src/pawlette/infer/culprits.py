@@ -180,10 +180,13 @@ def find_culprit(
     """The capability the failure on ``failed`` is about (None: no kind of content, taken
     out alone or with one other, makes the conversation agree: the declaration is wrong
     elsewhere)."""
+    # A conversation whose turns hold several calls each holds calls too: the calls
+    # themselves, taken out, are blamed before the tools they are made with.
+    kinds = failed.kinds | ({"call"} if "parallel-calls" in failed.kinds else set())
     candidates = [
         (kind, capability, strip)
         for kind, capability, strip in CULPRITS
-        if kind in failed.kinds
+        if kind in kinds
         and capability not in blocked
         and (kind != "reasoning-with-calls" or not _writes_blocks(fmt))
     ]

@@ -5,6 +5,9 @@ probe calls alone, and where a turn of calls holds exactly that text (between fe
 around it, one call and two alike), the concept is declared with those fences.  Kimi K3's
 tagged calls are one: ``<|open|>call tool="NAME" index="1"<|sep|>`` then a tag per
 argument typed by its value, numbered per turn (no generic concept numbers calls so).
+Apertus' ``[{"NAME": ARGUMENTS}, ...]`` is another: read as named calls, the arguments would
+end at their own ``}``.  Kimi K2's ``functions.NAME:N`` labels, N counting the turn's calls,
+are a third: generic named calls would keep the ``:0`` of the first call as literal text.
 """
 
 from __future__ import annotations
@@ -17,8 +20,13 @@ from ..declare import Frame, Layout, Marker, declare, fence
 from ..declare.concept import Concept
 from ..declare.pieces import Fence
 from ..errors import PawletteError
+from ..formats.apertus.calls import NameKeyedCalls
 from ..formats.gemma4 import CALL, CALL_END
 from ..formats.gemma4.concepts import GemmaCalls
+from ..formats.kimi import ARGUMENTS as KIMI_ARGUMENTS
+from ..formats.kimi import CALL as KIMI_CALL
+from ..formats.kimi import CALL_END as KIMI_CALL_END
+from ..formats.kimi.concepts import CallLabel, LabelledCalls
 from ..formats.kimi.k3 import TaggedCalls
 from .draft import Draft
 
@@ -48,12 +56,28 @@ def _gemma_calls(section_open: Fence, section_close: Fence) -> Concept:
     )
 
 
+def _labelled_calls(section_open: Fence, section_close: Fence) -> Concept:
+    return LabelledCalls(
+        section_open=section_open,
+        section_close=section_close,
+        open=fence(KIMI_CALL),
+        arguments_open=fence(KIMI_ARGUMENTS),
+        close=fence(KIMI_CALL_END),
+        label=CallLabel(prefix="functions.", separator=":", count="turn"),
+    )
+
+
 CANDIDATES: tuple[Candidate, ...] = (
     Candidate(
         "tagged calls (Kimi K3)",
         lambda section_open, section_close: TaggedCalls(section_open, section_close),
     ),
     Candidate("calls in Gemma 4's value syntax", _gemma_calls, opened=True),
+    Candidate(
+        "a JSON list of objects keyed by the function's name (Apertus)",
+        lambda section_open, section_close: NameKeyedCalls(open=section_open, close=section_close),
+    ),
+    Candidate("calls labelled functions.NAME:N, numbered per turn (Kimi K2)", _labelled_calls),
 )
 """The families' calls concepts inference tries."""
 
