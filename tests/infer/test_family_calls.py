@@ -1,7 +1,9 @@
 """Calls and results in a declared family's own syntax, found by what the family's concept
 writes (:mod:`pawlette.infer.family_calls`, :mod:`pawlette.infer.family_results`), on Kimi
 K3's template: its tagged calls after the response channel's close, the turn then ending with
-the message's close alone, and its results named and numbered per run."""
+the message's close alone, and its results named and numbered per run; on Apertus' calls
+keyed by name and Kimi K2's labelled calls; and Reka Edge's run-on calls, which no concept
+inference declares."""
 
 from __future__ import annotations
 
@@ -161,3 +163,17 @@ def test_kimi_k2_calls_are_labelled_and_numbered_per_turn() -> None:
     completion = _written_turn_of_two_calls("moonshotai-Kimi-K2")
     assert "functions.get_time:1<|tool_call_argument_begin|>" in completion
     _parses_back(inference, completion)
+
+
+def test_reka_edge_parallel_calls_say_the_concept_they_need() -> None:
+    """Reka Edge writes ``\\n`` between text and calls and nothing between calls, which
+    JsonCalls (one separator for both) cannot write: several calls in a turn are not
+    derived, naming the concept, and the rest verifies."""
+    inference = _inferred("Reka-Edge")
+    assert inference.verification is not None and inference.verification.passed
+    (parallel,) = [item for item in inference.capabilities if item.name == "parallel tool calls"]
+    assert parallel.status == "not derived"
+    assert "calls from each other by nothing" in parallel.detail
+    assert "needs concept: JSON calls with a separator after text of their own" in parallel.detail
+    statuses = {item.name: item.status for item in inference.capabilities}
+    assert statuses["tool calls"] == statuses["text with tool calls"] == "derived"

@@ -482,6 +482,17 @@ def _json_calls(
     bare = not before.strip() and not after.strip()
     content, text_separator = _content(draft, with_text, empty, one)
     if content == "written" and text_separator != separator and bare is False:
+        if not separator and parallel and pair is not None:
+            # (JsonCalls writes its one separator both after text and between calls: the
+            # calls are declared with the text's, one a turn)
+            parallel = False
+            draft.capability(
+                "parallel tool calls",
+                "not derived",
+                f"text is separated from calls by {text_separator!r}, calls from each other by "
+                "nothing (needs concept: JSON calls with a separator after text of their own, "
+                "as Reka's RunOnCalls writes them)",
+            )
         if not separator:
             separator = text_separator
         elif text_separator != separator:
