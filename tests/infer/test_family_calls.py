@@ -2,17 +2,20 @@
 writes (:mod:`pawlette.infer.family_calls`, :mod:`pawlette.infer.family_results`), on Kimi
 K3's template: its tagged calls after the response channel's close, the turn then ending with
 the message's close alone, and its results named and numbered per run; on Apertus' calls
-keyed by name and Kimi K2's labelled calls; and Reka Edge's run-on calls, which no concept
-inference declares."""
+keyed by name, Kimi K2's labelled calls and Gemma 4's results inside the model turn; and
+Reka Edge's run-on calls, which no concept inference declares."""
 
 from __future__ import annotations
 
+import copy
 import functools
+import json
 from typing import Any
 
 from pawlette.declare import CallTurnEnd, Marker
 from pawlette.declare.pieces import text_of
 from pawlette.formats.apertus.calls import NameKeyedCalls
+from pawlette.formats.gemma4.concepts import GemmaResults
 from pawlette.formats.kimi.concepts import LabelledCalls
 from pawlette.formats.kimi.k3 import NamedResults, TaggedCalls
 from pawlette.infer import Inference, infer_template
@@ -111,7 +114,9 @@ def _inferred(name: str) -> Inference:
 
 def _written_turn_of_two_calls(name: str) -> str:
     """The assistant turn of two calls as the corpus template writes it: its render after
-    the render of the conversation before it with the generation prompt."""
+    the render of the conversation before it with the generation prompt, or else (Gemma 4's
+    prompt opens a reasoning block an earlier turn does not write) after the last line both
+    renders start with."""
     template = corpus_template(name)
     tokens = {"bos_token": template.bos_token or "", "eos_token": template.eos_token or ""}
     runner = TemplateRunner(template.text, tokens)
@@ -120,8 +125,15 @@ def _written_turn_of_two_calls(name: str) -> str:
     turn = {"role": "assistant", "content": "", "tool_calls": _two_calls()}
     prompt = runner.render(user, tools, add_generation_prompt=True).text
     whole = runner.render([*user, turn], tools).text
-    assert prompt is not None and whole is not None and whole.startswith(prompt)
-    return whole[len(prompt) :]
+    assert prompt is not None and whole is not None
+    if whole.startswith(prompt):
+        return whole[len(prompt) :]
+    common = 0
+    while prompt[common] == whole[common]:
+        common += 1
+    line = whole.rfind("\n", 0, common) + 1
+    assert len(prompt) - line < 32, prompt[line:]
+    return whole[line:]
 
 
 def _parses_back(inference: Inference, completion: str) -> None:
@@ -177,3 +189,41 @@ def test_reka_edge_parallel_calls_say_the_concept_they_need() -> None:
     assert "needs concept: JSON calls with a separator after text of their own" in parallel.detail
     statuses = {item.name: item.status for item in inference.capabilities}
     assert statuses["tool calls"] == statuses["text with tool calls"] == "derived"
+
+
+def test_gemma_4_results_are_written_inside_the_model_turn() -> None:
+    """Gemma 4's turn of calls ends with ``<|tool_response>``, each result is
+    ``response:NAME{value:...}<tool_response|>`` and the answer goes on in the same model
+    turn: declared as the family's results inside the model turn, rendering a conversation
+    with results and an answer as the template does."""
+    name = "google-gemma-4-31B-it"
+    inference = _inferred(name)
+    assert inference.verification is not None and inference.verification.passed
+    assert inference.layout is not None
+    assert [item for item in inference.layout.concepts if isinstance(item, GemmaResults)]
+    statuses = {item.name: item.status for item in inference.capabilities}
+    assert statuses["tool results"] == statuses["tool calls"] == "derived"
+    template = corpus_template(name)
+    tokens = {"bos_token": template.bos_token or "", "eos_token": template.eos_token or ""}
+    runner = TemplateRunner(template.text, tokens)
+    tools = _weather_tools()
+    called = _two_calls()
+    messages = [
+        {"role": "user", "content": "Weather and time?"},
+        {"role": "assistant", "content": "", "tool_calls": called},
+        {"role": "tool", "tool_call_id": "a1", "content": "Sunny."},
+        {"role": "tool", "tool_call_id": "a2", "content": "Noon."},
+        {"role": "assistant", "content": "Sunny at noon."},
+    ]
+    for prompt, conversation in ((False, messages), (True, messages[:-1])):
+        expected = runner.render(conversation, tools, add_generation_prompt=prompt).text
+        assert expected is not None
+        assert inference.format is not None
+        sent = copy.deepcopy(conversation)
+        for call in sent[1]["tool_calls"]:
+            call["function"]["arguments"] = json.dumps(call["function"]["arguments"])
+        written = inference.format.render(sent, tools=tools, add_generation_prompt=prompt)
+        assert written.text == expected
+        if not prompt:  # (the answer goes on in the model turn, opened by nothing)
+            assert 'response:get_time{value:<|"|>Noon.<|"|>}<tool_response|>Sunny at' in expected
+    _parses_back(inference, _written_turn_of_two_calls(name))
