@@ -7,6 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from pawlette.formats.deepseek import FORMAT as DEEPSEEK
+from pawlette.formats.llama3 import FORMAT as LLAMA3
 from pawlette.infer.conversations import Sample
 from pawlette.infer.culprits import find_culprit
 
@@ -67,3 +69,76 @@ def test_two_kinds_wrong_together_give_up_one_then_the_other() -> None:
 def test_a_conversation_no_kind_explains_has_no_culprit() -> None:
     assert culprit(lambda sample: True) is None
     assert culprit(lambda sample: len(sample.messages) > 1) is None
+
+
+CALLED = Sample(
+    {
+        "messages": [
+            {"role": "user", "content": "Weather?"},
+            {
+                "role": "assistant",
+                "content": None,
+                "reasoning_content": "Zt1q",
+                "tool_calls": [
+                    {
+                        "id": "c1",
+                        "type": "function",
+                        "function": {"name": "zq_alpha", "arguments": "{}"},
+                    }
+                ],
+            },
+        ],
+        "tools": [TOOL],
+    },
+    frozenset({"tools", "call", "reasoning-with-calls"}),
+)
+
+
+def _reasoning_beside_calls(fmt: Any, runner: Any, samples: list[Sample]) -> Verdict:
+    """A verification that fails where reasoning stands on a turn of calls."""
+    return Verdict(
+        not any(
+            "reasoning_content" in message and message.get("tool_calls")
+            for sample in samples
+            for message in sample.messages
+        )
+    )
+
+
+def test_reasoning_beside_calls_is_the_reasoning_where_no_block_is_written() -> None:
+    """Reasoning a template writes beside calls, which a declaration writing no reasoning
+    block drops (Gemma 4's), is given up rather than the calls; where the declaration writes
+    a reasoning block (giving reasoning up would take it out of every turn), the calls are."""
+    assert find_culprit(LLAMA3, "runner", CALLED, {}, _reasoning_beside_calls) == "reasoning"  # type: ignore[arg-type]
+    assert find_culprit(DEEPSEEK, "runner", CALLED, {}, _reasoning_beside_calls) == "tool calls"  # type: ignore[arg-type]
+
+
+def _call(call_id: str) -> dict[str, Any]:
+    return {"id": call_id, "type": "function", "function": {"name": "zq_alpha", "arguments": "{}"}}
+
+
+PARALLEL = Sample(
+    {
+        "messages": [
+            {"role": "user", "content": "Weather?"},
+            {"role": "assistant", "content": None, "tool_calls": [_call("c1"), _call("c2")]},
+        ],
+        "tools": [TOOL],
+    },
+    frozenset({"tools", "parallel-calls"}),
+)
+
+
+def test_calls_wrong_in_a_conversation_of_parallel_calls_are_the_calls() -> None:
+    """A conversation whose only turn of calls holds two, where every call is written
+    otherwise (Apertus' calls read as named calls): taking one call out does not make it
+    agree, taking the calls out does, so the calls are given up rather than the tools."""
+
+    def called(sample: Sample) -> bool:
+        return any(message.get("tool_calls") for message in sample.messages)
+
+    assert find_culprit("format", "runner", PARALLEL, {}, verifier(called)) == "tool calls"  # type: ignore[arg-type]
+    assert (
+        find_culprit("format", "runner", PARALLEL, {"tool calls": "given up"}, verifier(called))
+        == "tools"
+    )  # type: ignore[arg-type]

@@ -71,9 +71,9 @@ def test_tools_written_in_two_places_are_refused_saying_both() -> None:
 
 
 def test_a_request_with_tools_is_refused_saying_how_many_and_why() -> None:
-    # Functionary v3.1's tools are found, but the calls a model writes with them end their
-    # turn otherwise than other assistant turns: not derived, so the tools are refused.
-    fmt = _infer("meetkai-functionary-medium-v3.1").format
+    # Kimi K2's tools are found, but its template refuses a turn of calls in the sandbox:
+    # the calls a model writes with them are not derived, so the tools are refused.
+    fmt = _infer("Kimi-K2-Instruct").format
     assert fmt is not None
     tool = {"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}
     with pytest.raises(UnsupportedFeature) as raised:

@@ -48,12 +48,14 @@ from ..declare import (
     Trimmed,
     XmlCalls,
 )
+from ..declare.concept import Concept
 from ..declare.pieces import text_of
 from ..engine.json_text import json_string
 from ..formats.chatml.xml import CallTextTrimmed
 from ..formats.solar.concepts import IdFirstCalls
 from .answers import AnswerShape, derive_answer_fence
 from .atoms import common_prefix, common_suffix, excerpt
+from .call_turn_end import answer_after, derive_call_turn_end
 from .draft import Draft
 from .family_calls import derive_family_calls
 from .probe import Probe, Underivable, call, message
@@ -94,13 +96,21 @@ class _Calls:
         u1 = self.probe.sentinel("u", 1)
         start = text.find(u1)
         lead = u1 + user.end + user.after + assistant.open
-        tail = assistant.end + assistant.after
         called = bool(messages[-1].get("tool_calls"))
+        tail = assistant.end + assistant.after + ("" if called else answer_after(self.draft))
         if self.answer is not None and called and self.answer.call_end:
             tail = self.answer.call_end + assistant.after
         if start < 0 or not text.startswith(lead, start) or not text.endswith(tail):
             tokens = self.probe.tokens
             found = text[start + len(u1) :] if start >= 0 else text
+            earlier = self._framed_before_another(messages, lead, tail) if called else None
+            if earlier is not None:
+                raise Underivable(
+                    f"{what} is framed otherwise when it ends the conversation: there the "
+                    f"template writes {excerpt(tokens, found, 160)}, and before another turn "
+                    f"{excerpt(tokens, earlier, 160)}, as other assistant turns are framed "
+                    "(needs concept: a last turn of calls written otherwise)"
+                )
             raise Underivable(
                 f"{what} is framed unlike other assistant turns: after the user's text the "
                 f"template writes {excerpt(tokens, found, 160)}, where an assistant turn is "
@@ -113,6 +123,24 @@ class _Calls:
             if self.answer.close and found.endswith(self.answer.close):
                 found = found[: -len(self.answer.close)]
         return found
+
+    def _framed_before_another(
+        self, messages: list[dict[str, Any]], lead: str, tail: str
+    ) -> str | None:
+        """The turn of calls that ends ``messages``, written before a user's turn, where it
+        is framed there as other assistant turns are (from its opener to its end; None:
+        it is not, or the template refuses it)."""
+        u1, u2 = self.probe.sentinel("u", 1), self.probe.sentinel("u", 2)
+        user = self.draft.frames["user"]
+        text = self.probe.render([*messages, message("user", u2)], list(PROBE_TOOLS))
+        if text is None or text.count(u1) != 1 or text.count(u2) != 1:
+            return None
+        start, end = text.find(u1), text.find(u2)
+        turn = text[start:end]
+        opener = user.open_after.get("assistant", user.open)
+        if not turn.startswith(lead) or not turn.endswith(tail + opener):
+            return None
+        return turn[len(u1) : len(turn) - len(opener)]
 
     def empty(self) -> str | None:
         """The body of an assistant turn with no text: given an empty list of calls, or
@@ -144,7 +172,7 @@ def derive_calls(probe: Probe, draft: Draft) -> None:
             f"the template refuses a turn of calls ({probe.refusal(one, list(PROBE_TOOLS))[:120]})",
         )
         return
-    calls.answer = derive_answer_fence(probe, draft, one)
+    calls.answer = derive_answer_fence(probe, draft, one) or derive_call_turn_end(probe, draft, one)
     if _family_calls(draft, calls):
         return
     try:
@@ -358,10 +386,36 @@ def _content(draft: Draft, with_text: str | None, empty: str, one: str) -> tuple
         return "replaces_calls", ""
     before, after = rest.split("Za1q", 1)
     if before != text_lead(draft) or not after.endswith(one):
-        raise Underivable(f"text beside calls is written as {rest[:120]!r}")
+        raise Underivable(_text_after_calls(draft, rest, one))
     # Recorded, so that verification writes turns of text and calls too.
     draft.capability("text with tool calls", "derived", "the text is written before the calls")
     return "written", after[: len(after) - len(one)]
+
+
+def _text_after_calls(draft: Draft, rest: str, one: str) -> str:
+    """Why text beside calls written as ``rest`` (the turn's body after what a turn without
+    text writes; ``one``: the call alone) is not derived: written after the calls, in the
+    turn (Gemma 4's) or in an assistant turn of its own (DeepSeek R1's distills'), or else
+    written otherwise."""
+    assistant = draft.frames["assistant"]
+    if rest.startswith(one) and rest.endswith("Za1q"):
+        between = rest[len(one) : -len("Za1q")]
+        turns = assistant.end + assistant.after + assistant.open
+        if assistant.open and (one + between).endswith(turns):
+            # (a turn of calls alone ends with that turn, empty: the message's text as the
+            # template reads a missing one)
+            return (
+                "the template writes the text after the calls, in an assistant turn of its own "
+                f"(opened after the calls' turn ends: {excerpt(draft.tokens, turns)}), where a "
+                "model writes it before them (needs concept: text after calls as a turn of "
+                "its own)"
+            )
+        return (
+            f"the template writes the text after the calls ({excerpt(draft.tokens, between)} "
+            "between them), where a model writes it before them (needs concept: text written "
+            "after calls)"
+        )
+    return f"text beside calls is written as {excerpt(draft.tokens, rest, 160)}"
 
 
 def _json_calls(
@@ -428,6 +482,17 @@ def _json_calls(
     bare = not before.strip() and not after.strip()
     content, text_separator = _content(draft, with_text, empty, one)
     if content == "written" and text_separator != separator and bare is False:
+        if not separator and parallel and pair is not None:
+            # (JsonCalls writes its one separator both after text and between calls: the
+            # calls are declared with the text's, one a turn)
+            parallel = False
+            draft.capability(
+                "parallel tool calls",
+                "not derived",
+                f"text is separated from calls by {text_separator!r}, calls from each other by "
+                "nothing (needs concept: JSON calls with a separator after text of their own, "
+                "as Reka's RunOnCalls writes them)",
+            )
         if not separator:
             separator = text_separator
         elif text_separator != separator:
@@ -445,10 +510,11 @@ def _json_calls(
     if content == "dropped":
         draft.capability(
             "text with tool calls",
-            "not derived",
-            "the template drops text beside calls (needs concept: text dropped beside JSON calls)",
+            "dropped",
+            "the template does not write text beside calls (its loss is recorded)",
         )
-    draft.concepts.append(
+    _add_calls(
+        draft,
         JsonCalls(
             arguments=printed,  # type: ignore[arg-type]
             ascii=printed == "tojson" and _escapes(probe, draft),
@@ -460,8 +526,10 @@ def _json_calls(
             id_key=id_key,
             parallel=parallel,
             with_content=content == "written",
+            drops_content=content == "dropped",
             drops_calls=content == "replaces_calls",
-        )
+        ),
+        dropping=content == "dropped",
     )
     draft.capability(
         "tool calls",
@@ -470,6 +538,18 @@ def _json_calls(
         + (" as the whole turn" if bare else f" in {before.strip()!r}")
         + (", the arguments as Python's repr" if printed == "repr" else ""),
     )
+
+
+def _add_calls(draft: Draft, concept: Concept, dropping: bool) -> None:
+    """Declare ``concept``; one that drops the text beside its calls (``dropping``) comes
+    before whatever trims (and so writes) an assistant's text: the first concept that
+    writes a text writes it."""
+    at = len(draft.concepts)
+    if dropping:
+        at = next(
+            (index for index, item in enumerate(draft.concepts) if isinstance(item, Trimmed)), at
+        )
+    draft.concepts.insert(at, concept)
 
 
 def _listed_without_brackets(
@@ -485,18 +565,8 @@ def _listed_without_brackets(
     ``after``: a :class:`~pawlette.declare.JsonCallList` with no brackets.  ``keys``: each
     key of a call's object, in the order written, with its role."""
     roles = tuple((role, key) for key, role in keys.items())
-    # A list that drops the text beside it comes before whatever trims (and so writes) an
-    # assistant's text: the first concept that writes a text writes it.
-    at = next(
-        (
-            index
-            for index, concept in enumerate(draft.concepts)
-            if isinstance(concept, Trimmed) and content == "dropped"
-        ),
-        len(draft.concepts),
-    )
-    draft.concepts.insert(
-        at,
+    _add_calls(
+        draft,
         JsonCallList(
             open=draft.fence(before),
             close=draft.fence(after),
@@ -507,6 +577,7 @@ def _listed_without_brackets(
             list_close="",
             item_separator=between,
         ),
+        dropping=content == "dropped",
     )
     if content == "dropped":
         draft.capability(

@@ -15,6 +15,7 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
+from ..declare import Reasoning, layout_of
 from ..format import Format
 from .conversations import Sample
 from .template import TemplateRunner
@@ -71,6 +72,12 @@ def _no_tools(request: Request) -> None:
 def _no_reasoning(request: Request) -> None:
     for message in _messages(request):
         message.pop("reasoning_content", None)
+
+
+def _no_reasoning_with_calls(request: Request) -> None:
+    for message in _messages(request):
+        if message.get("tool_calls"):
+            message.pop("reasoning_content", None)
 
 
 def _no_later_system(request: Request) -> None:
@@ -131,6 +138,9 @@ CULPRITS: tuple[tuple[str, str, Callable[[Request], None]], ...] = (
     # First: an answer after an answer is held by few conversations, and taking it out
     # changes nothing else in them (a failure it ends would otherwise give up their reasoning).
     ("consecutive-answers", "consecutive assistant messages", _one_answer),
+    # Before the calls and results: reasoning the declaration drops, which the template
+    # writes beside calls only (Gemma 4's), is the reasoning's fault, not theirs.
+    ("reasoning-with-calls", "reasoning", _no_reasoning_with_calls),
     ("text-with-calls", "text with tool calls", _no_text_with_calls),
     ("parallel-calls", "parallel tool calls", _one_call),
     ("results", "tool results", _no_results),
@@ -152,6 +162,14 @@ CULPRITS: tuple[tuple[str, str, Callable[[Request], None]], ...] = (
 """Per kind of content: the capability it needs, and how to take it out of a conversation."""
 
 
+def _writes_blocks(fmt: Format) -> bool:
+    """Whether the declaration writes reasoning blocks (a stand-in in a turn without
+    reasoning, at least: Command R7B's): given up, the reasoning would take them out of every
+    turn, so reasoning beside calls alone is not blamed on it."""
+    layout = layout_of(fmt)
+    return layout is None or any(isinstance(item, Reasoning) for item in layout.concepts)
+
+
 def find_culprit(
     fmt: Format,
     runner: TemplateRunner,
@@ -162,10 +180,15 @@ def find_culprit(
     """The capability the failure on ``failed`` is about (None: no kind of content, taken
     out alone or with one other, makes the conversation agree: the declaration is wrong
     elsewhere)."""
+    # A conversation whose turns hold several calls each holds calls too: the calls
+    # themselves, taken out, are blamed before the tools they are made with.
+    kinds = failed.kinds | ({"call"} if "parallel-calls" in failed.kinds else set())
     candidates = [
         (kind, capability, strip)
         for kind, capability, strip in CULPRITS
-        if kind in failed.kinds and capability not in blocked
+        if kind in kinds
+        and capability not in blocked
+        and (kind != "reasoning-with-calls" or not _writes_blocks(fmt))
     ]
 
     def agrees(chosen: list[tuple[str, str, Callable[[Request], None]]]) -> bool:
