@@ -102,7 +102,7 @@ def _first_difference(left: str, right: str) -> int:
 
 
 def _prompts(sample: Sample) -> tuple[bool, ...]:
-    return (False,) if sample.ends_with == "assistant" else (True, False)
+    return sample.prompts
 
 
 def verify(
