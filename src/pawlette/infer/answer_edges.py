@@ -5,10 +5,12 @@ with the generation prompt after it.
   query, after its system messages): the template refuses them (so does the declaration,
   saying why) or writes them, which verification checks on generated conversations.
 - **The generation prompt after an answer** (a server asked for the next turn after an
-  assistant message): the template refuses it, writes nothing (Reka Edge, GigaChat 3, Apriel
-  1.5), leaves the last answer open for the model to go on with (Hy3), or writes the answer
-  otherwise: each is refused at use, saying what the template writes, since no concept
-  writes it so; a prompt written after the answer is verified.
+  assistant message): where the template refuses it, writes nothing where the declaration
+  writes a prompt (Reka Edge, GigaChat 3, Apriel 1.5, Hy3), leaves the last answer open
+  without the end a conversation's last turn gets, or writes the answer otherwise (Nemotron
+  Nano 2 opens a reasoning block in it), the format refuses it, saying what the template
+  writes, since no concept writes it so; a prompt written after the answer (or none, where
+  the declaration writes none either: Apriel 1.6) is verified.
 """
 
 from __future__ import annotations
@@ -63,7 +65,12 @@ def _prompted(probe: Probe, draft: Draft) -> None:
             f"({probe.refusal(answered, prompt=True)[:160]})",
         )
         return
-    if prompted == plain and probe.closing:
+    # What the declaration writes there, less what concepts add (verification checks all).
+    assistant = draft.frames["assistant"]
+    declared = assistant.prompt_after.get(
+        "assistant", assistant.open_after.get("assistant", assistant.open)
+    )
+    if prompted == plain and probe.closing and declared:
         draft.capability(
             PROMPTED,
             "not derived",
@@ -73,10 +80,6 @@ def _prompted(probe: Probe, draft: Draft) -> None:
             "open for the model to go on with)",
         )
         return
-    assistant = draft.frames["assistant"]
-    declared = assistant.prompt_after.get(
-        "assistant", assistant.open_after.get("assistant", assistant.open)
-    )
     if prompted == plain + probe.closing and declared:
         draft.capability(
             PROMPTED,
@@ -105,6 +108,5 @@ def _prompted(probe: Probe, draft: Draft) -> None:
         "derived",
         f"the template writes {excerpt(probe.tokens, written)} after an answer"
         if written
-        else "the template writes no generation prompt after an answer, as the assistant "
-        "opens no turn there",
+        else "the template writes no generation prompt after an answer, nor does the declaration",
     )
