@@ -263,7 +263,7 @@ def test_verify_checks_a_format_against_a_template_file(tmp_path: Path) -> None:
     template.write_text(reference_template("Qwen-Qwen2.5-7B-Instruct.jinja"), encoding="utf-8")
     result = run("verify", "-f", "chatml:qwen2.5", "-t", str(template))
     assert result.returncode == 0, result.stderr
-    assert result.stdout.startswith("chatml:qwen2.5: 41/41 renders identical; 0 unexplained")
+    assert result.stdout.startswith("chatml:qwen2.5: 44/44 renders identical; 0 unexplained")
     # A declaration with the wrong separator after each turn: the first differences shown,
     # where the texts part, and status 1.
     wrong = tmp_path / "wrong_format.py"
@@ -280,11 +280,11 @@ def test_verify_checks_a_format_against_a_template_file(tmp_path: Path) -> None:
     result = run("verify", "-f", str(wrong), "-t", str(template), "--conversations", "4")
     assert result.returncode == 1, result.stderr
     lines = result.stdout.splitlines()
-    assert lines[0].startswith("wrong: 0/7 renders identical; 7 unexplained differences")
+    assert lines[0].startswith("wrong: 0/8 renders identical; 8 unexplained differences")
     assert lines[1].startswith("own turns: ")
     assert lines[2] == "unexplained differences:"
     assert "the declaration wrote '" in lines[3] and "<|im_end|>\\n\\n<|im_start|>" in lines[3]
-    assert lines[-1] == "  ... and 4 more"
+    assert lines[-1] == "  ... and 5 more"
 
 
 def test_verify_fails_where_the_format_does_not_read_back_the_templates_turns(

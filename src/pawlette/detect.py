@@ -1109,7 +1109,7 @@ def verify(
     samples = list(generate(conversations, seed=seed, features=features, avoid=avoid))
     for sample in samples:
         tools_variables = _tools_variables(fmt, tuple(sample.tools or ()))
-        for prompt in (False,) if sample.ends_with == "assistant" else (True, False):
+        for prompt in sample.prompts:
             compared += 1
             expected = render(sample.messages, sample.tools, prompt)
             try:

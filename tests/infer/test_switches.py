@@ -80,7 +80,7 @@ def test_a_renamed_thinking_block_keeps_its_switch_as_an_option() -> None:
     )
     (switch,) = [item for item in inference.capabilities if item.name == "switch enable_thinking"]
     assert switch.status == "derived"
-    assert "with enable_thinking=false: 40/40 renders identical" in switch.detail
+    assert "with enable_thinking=false: 43/43 renders identical" in switch.detail
     assert "switch enable_thinking: derived" in inference.describe()
 
 

@@ -38,11 +38,19 @@ every declared format).  A hook method that a concept does not override is never
 
 Write a concept as a frozen dataclass that subclasses :class:`Concept`; its :class:`Marker`
 fields are its special tokens (see :meth:`Concept.markers`).
+
+``help()`` of a concept shows what a format author writes: its docstring (each field's
+meaning), its constructor and its fields, and :meth:`Concept.hooks` (the hooks it implements,
+by name).  The hooks themselves, which only the interpreters call, are documented here and by
+``help(pawlette.declare.Concept)`` (:class:`ConceptType` keeps them out of ``dir()`` of the
+concepts, where ``help()`` looks; they are still the concepts' methods).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterator
+from dataclasses import is_dataclass
 from typing import TYPE_CHECKING, ClassVar, get_args, get_type_hints
 
 from .pieces import Fence, Marker, pieces_in
@@ -55,8 +63,43 @@ if TYPE_CHECKING:  # (the types a concept's hooks take, for concept modules to i
     from .write import Render as Render
 
 
-class Concept:
-    """A part of a chat format with its share of every interpreter (see the module)."""
+class ConceptType(type):
+    """The class of every concept: ``dir()`` of a concept other than :class:`Concept` lists
+    its fields and :meth:`Concept.hooks` alone, so that ``help()`` of a concept shows its
+    docstring (each field's meaning), its constructor and its fields' defaults, not some 250
+    lines of the hooks and helpers that only the interpreters call.  ``dir(Concept)`` lists
+    the whole protocol; every method is still there (``Reasoning.write_opening``), and the
+    API reference and the source show a concept's own."""
+
+    def __dir__(cls) -> list[str]:
+        names = list(super().__dir__())
+        if cls.__dict__.get("_protocol"):
+            return names
+        fields = {field.name for field in dataclasses.fields(cls)} if is_dataclass(cls) else ()
+        return [name for name in names if name in fields or name == "hooks"]
+
+
+class Concept(metaclass=ConceptType):
+    """A part of a chat format with its share of every interpreter (see the module).
+
+    ``help()`` of a concept shows its fields (its docstring) and :meth:`hooks`; the hooks
+    the interpreters call are listed here (``help(pawlette.declare.Concept)``), and
+    docs/declaring.md says how to write a concept."""
+
+    _protocol: ClassVar[bool] = True
+    """(This class documents the protocol: ``dir()`` lists its hooks.)"""
+
+    @classmethod
+    def hooks(cls) -> tuple[str, ...]:
+        """The interpreter hooks this concept implements, by name (the rest do nothing).
+        The interpreters call them, a format author never does: each is documented on
+        :class:`pawlette.declare.Concept` (``help(pawlette.declare.Concept)``), and
+        docs/declaring.md says how to write a concept."""
+        return tuple(
+            name
+            for name in sorted(PROTOCOL)
+            if callable(getattr(Concept, name)) and getattr(cls, name) is not getattr(Concept, name)
+        )
 
     claims: ClassVar[frozenset[str]] = frozenset()
     """The roles whose messages this concept writes itself (:meth:`write_message`)."""
@@ -336,6 +379,12 @@ class Concept:
 
     def grammar(self, turn: Turn) -> None:
         """Contribute to the grammar of one assistant turn (see :mod:`.grammar`)."""
+
+
+PROTOCOL: frozenset[str] = frozenset(
+    name for name in vars(Concept) if not name.startswith("_") and name != "hooks"
+)
+"""The protocol's names: the hooks and the class attributes the interpreters read."""
 
 
 def overrides(concept: Concept, method: str) -> bool:

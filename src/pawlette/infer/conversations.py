@@ -2,10 +2,13 @@
 
 :func:`generate` makes ``count`` OpenAI requests from a seed, holding only what the
 declaration says it writes (:class:`Features`): system messages first and later, several user
-queries (some in a row), answers (some in a row), tools, calls (parallel, with text, without
-arguments, nested arguments), results (text and JSON), reasoning before and after the last
-query, and text of every kind (plain, non-ASCII, Markdown, quotes and backslashes, edge
-whitespace, empty).  The same seed gives the same conversations on every machine.
+queries (some in a row), answers (some in a row, some before any query), tools, calls
+(parallel, with text, without arguments, nested arguments), results (text and JSON),
+reasoning before and after the last query, and text of every kind (plain, non-ASCII,
+Markdown, quotes and backslashes, edge whitespace, empty).  Each is rendered with the
+generation prompt when it awaits the model, and without; a few that end with an answer are
+rendered with the generation prompt too (:attr:`Sample.prompts`).  The same seed gives the
+same conversations on every machine.
 ``avoid`` lists text no generated string may hold (the format's own markers).
 """
 
@@ -146,6 +149,13 @@ class Features:
     """Some conversations hold an assistant message right after another (every eighth,
     counted from the eighth: their number picks them, and the second answer's text is drawn
     apart, so every other message stays as it is without it)."""
+    leading_answer: bool = True
+    """Some conversations open with an assistant message, after their system messages
+    (every eighth, counted from the fifth: their number picks them, and the answer's text is
+    drawn apart, so every other message stays as it is without it)."""
+    prompt_after_answer: bool = True
+    """Some conversations that end with an assistant message are rendered with the
+    generation prompt too (every seventh, counted from the second: their number picks them)."""
     answer_avoid: tuple[str, ...] = ()
     """Text an assistant's answer may not hold: the plain text that ends its turn."""
 
@@ -156,6 +166,8 @@ class Sample:
 
     request: dict[str, Any]
     kinds: frozenset[str] = field(default_factory=frozenset)
+    prompt_after_answer: bool = False
+    """Rendered with the generation prompt too, though it ends with an assistant message."""
 
     @property
     def messages(self) -> list[dict[str, Any]]:
@@ -170,6 +182,14 @@ class Sample:
     @property
     def ends_with(self) -> str:
         return str(self.messages[-1]["role"])
+
+    @property
+    def prompts(self) -> tuple[bool, ...]:
+        """The generation prompt settings to render it with: with the prompt (where it
+        awaits the model, or ``prompt_after_answer``) and without."""
+        if self.ends_with == "assistant" and not self.prompt_after_answer:
+            return (False,)
+        return (True, False)
 
 
 class _Maker:
@@ -238,6 +258,12 @@ def _conversation(number: int, seed: int, features: Features, avoid: Iterable[st
         if features.later_system and number % 7 == 3:
             messages.append({"role": "system", "content": maker.text("system")})
             maker.kinds.add("several-systems")
+    if features.leading_answer and number % 8 == 4:
+        # Drawn from draws of its own: the rest of the conversation is as without it.
+        side = _Maker(f"leading answer {seed} {number}", features, avoid)
+        side.kinds = maker.kinds
+        messages.append(_answer(side, features))
+        maker.kinds.add("leading-answer")
     if with_tools:
         count = 1 + number % len(TOOLS)
         tools = [TOOLS[(number + offset) % len(TOOLS)] for offset in range(count)]
@@ -270,7 +296,12 @@ def _conversation(number: int, seed: int, features: Features, avoid: Iterable[st
         maker.kinds.add("multi-turn")
     request["messages"] = messages
     maker.kinds.add(f"ends-{messages[-1]['role']}")
-    return Sample(request, frozenset(maker.kinds))
+    prompted = (
+        features.prompt_after_answer and messages[-1]["role"] == "assistant" and number % 7 == 1
+    )
+    if prompted:
+        maker.kinds.add("prompt-after-answer")
+    return Sample(request, frozenset(maker.kinds), prompted)
 
 
 def _answer(maker: _Maker, features: Features) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from ..declare.grammar import markers_of
 from ..declare.pieces import text_of
 from ..errors import FormatError
 from ..format import Format
+from .answer_edges import LEADING, PROMPTED
 from .atoms import Tokens
 from .consecutive_answers import NAME as CONSECUTIVE
 from .conversations import Features, generate
@@ -123,6 +124,8 @@ def _features(draft: Draft) -> Features:
         names=ok("names"),
         alternating=draft.status("consecutive user messages") in ("refused", "not derived"),
         consecutive_answers=draft.status(CONSECUTIVE) not in ("refused", "not derived"),
+        leading_answer=draft.status(LEADING) not in ("refused", "not derived"),
+        prompt_after_answer=draft.status(PROMPTED) not in ("refused", "not derived"),
         answer_avoid=plain_ends(draft),
     )
 
@@ -306,6 +309,7 @@ def _refused(
 
 
 def _stages() -> list[Any]:
+    from .answer_edges import derive_answer_edges
     from .calls import derive_calls
     from .consecutive_answers import derive_consecutive_answers
     from .dates import derive_date
@@ -330,5 +334,6 @@ def _stages() -> list[Any]:
         derive_calls,
         derive_results,
         derive_consecutive_answers,
+        derive_answer_edges,
         derive_date,
     ]

@@ -123,6 +123,21 @@ def _one_answer(request: Request) -> None:
     request["messages"] = kept
 
 
+def _no_leading_answers(request: Request) -> None:
+    kept: list[dict[str, Any]] = []
+    asked = False
+    for message in _messages(request):
+        asked = asked or message["role"] == "user"
+        if asked or message["role"] != "assistant":
+            kept.append(message)
+    request["messages"] = kept
+
+
+def _unprompted(request: Request) -> None:
+    """(The generation prompt is not part of the request: the sample is rendered without it
+    once its kind is taken out.)"""
+
+
 def _trimmed(request: Request) -> None:
     for message in _messages(request):
         for key in ("content", "reasoning_content"):
@@ -135,8 +150,11 @@ def _no_system(request: Request) -> None:
 
 
 CULPRITS: tuple[tuple[str, str, Callable[[Request], None]], ...] = (
-    # First: an answer after an answer is held by few conversations, and taking it out
-    # changes nothing else in them (a failure it ends would otherwise give up their reasoning).
+    # First: the generation prompt after an answer, an answer before any query and an answer
+    # after an answer are held by few conversations, and taking them out changes nothing else
+    # in them (a failure they end would otherwise give up their reasoning).
+    ("prompt-after-answer", "generation prompt after an answer", _unprompted),
+    ("leading-answer", "leading assistant messages", _no_leading_answers),
     ("consecutive-answers", "consecutive assistant messages", _one_answer),
     # Before the calls and results: reasoning the declaration drops, which the template
     # writes beside calls only (Gemma 4's), is the reasoning's fault, not theirs.
@@ -198,7 +216,8 @@ def find_culprit(
         if not _messages(request):
             return False
         kinds = failed.kinds - {kind for kind, _, _ in chosen}
-        return bool(verify(fmt, runner, [Sample(request, kinds)]).passed)
+        prompted = failed.prompt_after_answer and "prompt-after-answer" in kinds
+        return bool(verify(fmt, runner, [Sample(request, kinds, prompted)]).passed)
 
     for candidate in candidates:
         if agrees([candidate]):

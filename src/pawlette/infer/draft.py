@@ -162,18 +162,22 @@ class Draft:
 
     def refused(self) -> dict[str, str]:
         """What the declaration must refuse at use, by capability name."""
-        # Empty texts the template refuses, and an assistant message after another where the
-        # user and assistant messages need not alternate: no other concept refuses them.
+        # Empty texts the template refuses, the generation prompt after an answer, and an
+        # assistant message after another or before any user message where the user and
+        # assistant messages need not alternate: no other concept refuses them.
         alternates = any(isinstance(concept, Alternation) for concept in self.concepts)
+        unordered = ("consecutive assistant messages", "leading assistant messages")
         return {
             item.name: item.detail
             for item in self.capabilities
             if item.status == "not derived"
-            or (item.status == "refused" and item.name.startswith("empty "))
             or (
                 item.status == "refused"
-                and item.name == "consecutive assistant messages"
-                and not alternates
+                and (
+                    item.name.startswith("empty ")
+                    or item.name == "generation prompt after an answer"
+                    or (item.name in unordered and not alternates)
+                )
             )
         }
 

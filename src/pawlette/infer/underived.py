@@ -45,6 +45,10 @@ _CONDITIONS = {
     "empty user text": f"message.role == 'user' and {_TEXT}",
     "empty assistant text": f"message.role == 'assistant' and not {_CALLS} and {_TEXT}",
     "empty tool text": f"message.role == 'tool' and {_TEXT}",
+    "leading assistant messages": (
+        "message.role == 'assistant' and messages[:loop.index0] "
+        "| selectattr('role', 'equalto', 'user') | list | length == 0"
+    ),
 }
 
 __all__ = ["Underived"]
@@ -55,8 +59,9 @@ class Underived(Concept):
     """``refused``: ``(capability, reason)`` pairs, the capabilities being ``"tools"``,
     ``"tool calls"``, ``"parallel tool calls"``, ``"text with tool calls"``, ``"tool results"``,
     ``"reasoning"``, ``"system messages"``, ``"later system messages"``, ``"consecutive user
-    messages"``, ``"consecutive assistant messages"``, ``"names"`` and ``"empty ROLE text"``
-    (a message of ROLE with no text)."""
+    messages"``, ``"consecutive assistant messages"``, ``"leading assistant messages"`` (before
+    any user message), ``"generation prompt after an answer"``, ``"names"`` and ``"empty ROLE
+    text"`` (a message of ROLE with no text)."""
 
     refused: tuple[tuple[str, str], ...]
 
@@ -69,6 +74,14 @@ class Underived(Concept):
             if capability == "tools":
                 lines.append(
                     "{%- if tools is defined and tools -%}{{- raise_exception("
+                    + message
+                    + ") -}}{%- endif -%}"
+                )
+                continue
+            if capability == "generation prompt after an answer":
+                lines.append(
+                    "{%- if add_generation_prompt and messages and "
+                    "messages[-1].role == 'assistant' -%}{{- raise_exception("
                     + message
                     + ") -}}{%- endif -%}"
                 )
@@ -101,6 +114,13 @@ class Underived(Concept):
 
         if out.tools:
             refuse("tools", "tools", f"{len(out.tools)} given")
+        if out.prompt and out.messages and out.messages[-1].role == "assistant":
+            refuse(
+                "generation prompt after an answer",
+                "add_generation_prompt",
+                f"true after messages[{len(out.messages) - 1}], an assistant message",
+            )
+        asked = False
         seen_other = False
         previous = None
         for index, message in enumerate(out.messages):
@@ -117,6 +137,13 @@ class Underived(Concept):
                     f"{where}.role",
                     "an assistant message after an assistant message",
                 )
+            if message.role == "assistant" and not asked:
+                refuse(
+                    "leading assistant messages",
+                    f"{where}.role",
+                    "an assistant message before any user message",
+                )
+            asked = asked or message.role == "user"
             previous = message.role
             if message.role == "system":
                 refuse("system messages", f"{where}.role", "a system message")

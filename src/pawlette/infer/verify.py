@@ -193,7 +193,7 @@ def _misread(
 
 
 def _prompts(sample: Sample) -> tuple[bool, ...]:
-    return (False,) if sample.ends_with == "assistant" else (True, False)
+    return sample.prompts
 
 
 def verify(
