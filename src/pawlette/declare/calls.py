@@ -22,8 +22,9 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from ..engine.json_text import PARSED_ARGUMENTS, acyclic_json_string
 from ..engine.kept import MISSING, Kept
-from ..errors import RequestError, UnsupportedFeature
+from ..errors import FormatError, RequestError, UnsupportedFeature
 from ..types import ToolCall
+from .call_ids import IdPiece, id_pieces, mint_id
 from .concept import Concept
 from .pieces import Fence
 from .readers import AfterSectionReader, BetweenCallsReader, SectionReader, next_state
@@ -196,6 +197,29 @@ class CallConcept(Concept):
     @cached_property
     def _id_pattern(self) -> re.Pattern[str] | None:
         return None if self.id_pattern is None else re.compile(self.id_pattern)
+
+    @cached_property
+    def id_shape(self) -> tuple[IdPiece, ...] | None:
+        """The pieces of ``id_pattern`` (None: any id), which the parser mints ids of and the
+        forced grammar holds the model's ids to; a pattern outside the language of ids
+        (:mod:`~.call_ids`) is refused, since the format could not give a call an id its
+        render takes back."""
+        if self.id_pattern is None:
+            return None
+        pieces = id_pieces(self.id_pattern)
+        if isinstance(pieces, str):
+            raise FormatError(
+                f"{type(self).__name__}.id_pattern: {self.id_pattern!r}, {pieces}; expected "
+                "characters and bracketed sets of them, each with an optional count {n} or "
+                "{m,n}"
+            )
+        return pieces
+
+    def new_id(self, parser: Parser) -> str:
+        """An id for a call the model wrote without one: of ``id_pattern``'s shape unless the
+        parser's caller gave its own ids (:meth:`~pawlette.engine.machine.Parser.mint_call_id`)."""
+        shape = self.id_shape
+        return parser.mint_call_id(None if shape is None else lambda: mint_id(shape))
 
     def check_turn(self, out: Render, index: int) -> None:
         """Check ``messages[index]``, an assistant turn with calls, before its calls."""
