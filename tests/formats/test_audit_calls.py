@@ -94,12 +94,6 @@ STRING_ARGUMENTS = {
 
 @pytest.mark.parametrize("syntax", SYNTAXES)
 @pytest.mark.parametrize("name", sorted(STRING_ARGUMENTS))
-@pytest.mark.xfail(
-    strict=True,
-    reason="a tool with 'parameters: {}' gets json_value as its arguments' rule: under a forced "
-    "tool_choice a real llama.cpp wrote a string, which the parser (rightly) keeps as content, "
-    "so 'required' answered finish_reason 'stop' and no call",
-)
 def test_arguments_of_a_tool_without_parameters_are_an_object(name: str, syntax: str) -> None:
     grammar = export_grammar(name, NO_PARAMETERS, tool_choice="required", syntax=syntax)
     string_call = STRING_ARGUMENTS[name]
