@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from json.encoder import encode_basestring as string
@@ -27,7 +26,7 @@ from ..errors import FormatError
 from ..types import ToolCall
 from .bare_calls import BareCallReader, bare_text
 from .call_ids import IdPiece, id_node
-from .calls import Content, ListedCallConcept, arguments_json, closing_marker
+from .calls import Content, ListedCallConcept, ServedId, arguments_json, closing_marker
 from .grammar import CallItems, CallOpening, text_then
 from .pieces import Fence
 from .readers import Described, give_back
@@ -208,7 +207,9 @@ class JsonCallList(JsonCallObject, ListedCallConcept):
         keys = {role: key for role, key in self.keys}
         if self.open is None:  # (CallListReader gives back the array, the opener not in it)
             envelope = CallEnvelope(keys["name"], keys["arguments"])
-            reads = functools.partial(CallListReader, keys=keys, closed=False, new_id=self.new_id)
+            reads = functools.partial(
+                CallListReader, keys=keys, closed=False, served_id=self.served_id
+            )
             bare = Described(
                 "text or a bare JSON call list",
                 functools.partial(BareCallReader, envelope=envelope, reads=reads, opening="["),
@@ -224,7 +225,7 @@ class JsonCallList(JsonCallObject, ListedCallConcept):
                 keys=keys,
                 closed=closed,
                 bracketed=bracketed,
-                new_id=self.new_id,
+                served_id=self.served_id,
             ),
             closed=closed,
         )
@@ -272,7 +273,7 @@ class CallListReader(WholeTextReader):
     """The array of calls, read whole at its close (or at the turn's end when the format
     writes no close)."""
 
-    __slots__ = ("_bracketed", "_closed", "_keys", "_new_id")
+    __slots__ = ("_bracketed", "_closed", "_keys", "_served_id")
 
     def __init__(
         self,
@@ -280,13 +281,13 @@ class CallListReader(WholeTextReader):
         keys: dict[str, str],
         closed: bool,
         bracketed: bool = True,
-        new_id: Callable[[Parser], str] | None = None,
+        served_id: ServedId | None = None,
     ) -> None:
         super().__init__(parser)
         self._keys = keys
         self._closed = closed
         self._bracketed = bracketed
-        self._new_id = new_id  # (the concept's: an id of the shape its render takes back)
+        self._served_id = served_id  # (the concept's: CallConcept.served_id)
 
     def close(self, marker: str | None, offset: int) -> None:
         parser = self._parser
@@ -303,10 +304,13 @@ class CallListReader(WholeTextReader):
             where = self._offset if self._chunks else offset
             give_back(parser, where, f"calls {raw[:60]!r}: {problem}", "a JSON array of calls", raw)
             return
-        new_id = self._new_id
+        served_id = self._served_id
+        where = self._offset if self._chunks else offset
         for name, call_id, arguments in calls:
-            if not call_id:
-                call_id = parser.new_call_id() if new_id is None else new_id(parser)
+            if served_id is not None:
+                call_id = served_id(parser, call_id or None, name, where)
+            elif not call_id:
+                call_id = parser.new_call_id()
             parser.emit_call(parser.next_call_index(), call_id, name, arguments)
 
     def _read(self, text: str, calls: list[tuple[str, str | None, str]]) -> str | None:

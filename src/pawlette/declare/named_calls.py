@@ -18,7 +18,14 @@ from ..engine.readers import WholeTextReader
 from ..errors import FormatError
 from ..types import TextDelta, ToolCall, ToolCallDelta, ToolCallEnd, ToolCallStart
 from .call_ids import id_node
-from .calls import Content, SectionedCallConcept, arguments_json, closing_marker, name_problem
+from .calls import (
+    Content,
+    SectionedCallConcept,
+    ServedId,
+    arguments_json,
+    closing_marker,
+    name_problem,
+)
 from .grammar import TEXT_NE, SectionedCalls
 from .pieces import Fence, text_of
 from .readers import Described, OpenSection, give_back_call, next_state
@@ -175,7 +182,7 @@ class NamedCalls(SectionedCallConcept):
         closed = self.calls_closed()
         arguments = Described(
             "JSON call arguments",
-            lambda parser: ArgumentsReader(parser, closed, self.new_id),
+            lambda parser: ArgumentsReader(parser, closed, self.served_id),
             closed=closed,
         )
         table.state("call.arguments", arguments, "assistant", ends=True)
@@ -344,14 +351,12 @@ class ArgumentsReader:
     the call has a close fence of its own, so one cut off by the end of the turn or of the
     output is no call; without one, the turn's end closes it."""
 
-    __slots__ = ("_closed", "_new_id", "_parser", "_started", "_text")
+    __slots__ = ("_closed", "_parser", "_served_id", "_started", "_text")
 
-    def __init__(
-        self, parser: Parser, closed: bool, new_id: Callable[[Parser], str] | None = None
-    ) -> None:
+    def __init__(self, parser: Parser, closed: bool, served_id: ServedId | None = None) -> None:
         self._parser = parser
         self._closed = closed
-        self._new_id = new_id  # (the concept's: an id of the shape its render takes back)
+        self._served_id = served_id  # (the concept's: CallConcept.served_id)
         self._text: list[str] = []
         parts = parser.context(CallParts)
         self._started = False
@@ -361,10 +366,13 @@ class ArgumentsReader:
     def _start(self, parts: CallParts) -> None:
         parser = self._parser
         parts.generated = parts.call_id is None
-        identifier = parts.call_id or parts.spare_id
-        if identifier is None:
-            new_id = self._new_id
-            identifier = parser.new_call_id() if new_id is None else new_id(parser)
+        served_id = self._served_id
+        if served_id is not None:
+            identifier = served_id(
+                parser, parts.call_id or None, parts.name or "", parts.offset, parts.spare_id
+            )
+        else:
+            identifier = parts.call_id or parts.spare_id or parser.new_call_id()
         if parts.generated:
             parts.spare_id = None
         parts.call_id = identifier
