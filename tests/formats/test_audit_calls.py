@@ -127,11 +127,6 @@ def test_kimi_forced_calls_of_one_answer_have_distinct_ids(syntax: str) -> None:
     assert not accepts("kimi", grammar, syntax, turn_ids("kimi", repeated))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="harmony renders a call to a function whose name holds a space ('get weather') "
-    "but reads it back as content: the render should refuse what the parser cannot read",
-)
 def test_harmony_renders_only_names_it_reads_back() -> None:
     fmt = pawlette.get_format("harmony")
     call = {"id": "c1", "type": "function", "function": {"name": "get weather", "arguments": "{}"}}

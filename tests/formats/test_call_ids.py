@@ -121,3 +121,15 @@ def test_calls_of_different_messages_may_share_an_id() -> None:
         ]
     parsed = fmt.parse_conversation(fmt.render({"messages": messages}).text)
     assert not parsed.warnings
+
+
+@pytest.mark.parametrize("name", ["get\tweather", "get<|channel|>weather", "get<|end|>"])
+def test_harmony_refuses_a_call_name_it_does_not_read_back(name: str) -> None:
+    call = {"id": "c1", "type": "function", "function": {"name": name, "arguments": "{}"}}
+    request = {
+        "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "tool_calls": [call]}]
+    }
+    with pytest.raises(pawlette.RequestError) as refused:
+        pawlette.get_format("harmony").render(request)
+    assert refused.value.path == "messages[1].tool_calls[0].function.name"
+    assert "without whitespace or special tokens" in str(refused.value)
