@@ -17,7 +17,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from .errors import PawletteError
+from .errors import PawletteError, UnsupportedFeature
 from .formats import formats, get_format
 from .json_values import MAX_JSON_DEPTH
 from .serve.chunks import ChunkStream
@@ -203,15 +203,42 @@ def command_export_grammar(arguments: argparse.Namespace) -> int:
         choice = {"type": "function", "function": {"name": choice}}
     request = (arguments.format, tools, choice, arguments.parallel, arguments.syntax)
     as_text = bool(arguments.markers_as_text)
-    try:
+    token_ids = _marker_ids(arguments.format, arguments.tokenizer) if arguments.tokenizer else None
+
+    def export(as_text: bool) -> str:
         if arguments.bundle:
-            _print_json(export_grammar_bundle(*request, markers_as_text=as_text))
-            return 0
-        grammar = export_grammar(*request, markers_as_text=as_text)
+            bundle = export_grammar_bundle(*request, token_ids=token_ids, markers_as_text=as_text)
+            return json.dumps(bundle, ensure_ascii=False, indent=2)
+        return export_grammar(*request, token_ids=token_ids, markers_as_text=as_text)
+
+    try:
+        try:
+            output = export(as_text)
+        except UnsupportedFeature as error:
+            if error.path != "markers" or as_text or token_ids is not None:
+                raise
+            # A marker that a grammar names as a special token by its id alone (Mistral's
+            # [TOOL_CALLS]), and no tokenizer to give the ids: markers as text, said on stderr.
+            sys.stderr.write(
+                f"pawlette: {error.found}: the grammar spells the markers as text (as "
+                "--markers-as-text does); give --tokenizer, the model's tokenizer, to name them "
+                "as its special tokens\n"
+            )
+            output = export(True)
     except ValueError as error:  # a schema the grammar cannot write (its place and why)
         raise UserError(f"--tools: {error}") from error
-    sys.stdout.write(grammar if grammar.endswith("\n") else grammar + "\n")
+    sys.stdout.write(output if output.endswith("\n") else output + "\n")
     return 0
+
+
+def _marker_ids(format_name: str, tokenizer: str) -> dict[str, int]:
+    """Each marker of the format and its id in ``tokenizer`` (a tokenizer.json or a model or
+    tokenizer directory), as ``pawlette serve --tokenizer`` finds them."""
+    from .tokenization.backend import load_backend
+    from .tokenization.encoder import ConversationEncoder
+
+    backend = load_backend(tokenizer, source=f"--tokenizer {tokenizer}")
+    return ConversationEncoder(get_format(format_name), backend).marker_ids
 
 
 def command_demo(arguments: argparse.Namespace) -> int:
@@ -492,6 +519,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--markers-as-text",
         action="store_true",
         help="spell markers as plain strings (engines without special-token references)",
+    )
+    grammar.add_argument(
+        "--tokenizer",
+        help="the model's tokenizer (tokenizer.json or its directory): markers named by its ids",
     )
     grammar.set_defaults(handler=command_export_grammar)
     return parser

@@ -28,12 +28,6 @@ def _next_turn(message: dict[str, Any]) -> list[dict[str, Any]]:
     return [USER, answer, *results]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the parser gives a call the model wrote without an id a 'call_' + 24 hex digits id "
-    "(pawlette.engine.machine.random_call_id), which mistral's own render refuses "
-    "([A-Za-z0-9]{9}): every served call breaks the client's next turn with a 400",
-)
 @pytest.mark.parametrize(
     ("name", "completion"),
     [
@@ -60,12 +54,6 @@ WEATHER = [
 
 
 @pytest.mark.parametrize("syntax", SYNTAXES)
-@pytest.mark.xfail(
-    strict=True,
-    reason="mistral's forced grammar lets [CALL_ID] be any text, not [A-Za-z0-9]{9}: a real "
-    "llama.cpp wrote the id '\"\\n\"\\n\"\\n''\\n\"', which the parser returns and the render "
-    "refuses on the next turn",
-)
 def test_mistral_forced_call_ids_match_the_id_pattern(syntax: str) -> None:
     grammar = export_grammar("mistral", WEATHER, tool_choice="required", syntax=syntax)
 
@@ -106,12 +94,6 @@ STRING_ARGUMENTS = {
 
 @pytest.mark.parametrize("syntax", SYNTAXES)
 @pytest.mark.parametrize("name", sorted(STRING_ARGUMENTS))
-@pytest.mark.xfail(
-    strict=True,
-    reason="a tool with 'parameters: {}' gets json_value as its arguments' rule: under a forced "
-    "tool_choice a real llama.cpp wrote a string, which the parser (rightly) keeps as content, "
-    "so 'required' answered finish_reason 'stop' and no call",
-)
 def test_arguments_of_a_tool_without_parameters_are_an_object(name: str, syntax: str) -> None:
     grammar = export_grammar(name, NO_PARAMETERS, tool_choice="required", syntax=syntax)
     string_call = STRING_ARGUMENTS[name]
@@ -145,11 +127,6 @@ def test_kimi_forced_calls_of_one_answer_have_distinct_ids(syntax: str) -> None:
     assert not accepts("kimi", grammar, syntax, turn_ids("kimi", repeated))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="harmony renders a call to a function whose name holds a space ('get weather') "
-    "but reads it back as content: the render should refuse what the parser cannot read",
-)
 def test_harmony_renders_only_names_it_reads_back() -> None:
     fmt = pawlette.get_format("harmony")
     call = {"id": "c1", "type": "function", "function": {"name": "get weather", "arguments": "{}"}}

@@ -16,12 +16,6 @@ from .scenarios import PROMPT, TOOLS
 from .upstream import FakeUpstream, Script
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a call mistral's model writes without [CALL_ID] is served with a 'call_' + 24 hex "
-    "digits id, which the same server refuses on the next turn (400: mistral's ids are "
-    "[A-Za-z0-9]{9}); the id is minted in pawlette.engine.machine.random_call_id",
-)
 @pytest.mark.parametrize("stream", [False, True])
 def test_mistral_answer_with_a_call_is_taken_back(
     serve: ServerFactory, upstream: FakeUpstream, stream: bool
@@ -59,11 +53,6 @@ def test_mistral_answer_with_a_call_is_taken_back(
     assert answer.choices[0].message.content == "Sunny."
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="'pawlette export grammar -f mistral' fails in both syntaxes ('[TOOL_CALLS]' cannot "
-    "be written without its id) and the command has no option that gives the ids",
-)
 @pytest.mark.parametrize("syntax", ["lark", "gbnf"])
 def test_export_grammar_command_serves_mistral(tmp_path: Path, syntax: str) -> None:
     """The export guide's command, for Mistral: a grammar with markers as special tokens (the

@@ -25,7 +25,8 @@ from ..engine.readers import CallEnvelope, WholeTextReader
 from ..errors import FormatError
 from ..types import ToolCall
 from .bare_calls import BareCallReader, bare_text
-from .calls import Content, ListedCallConcept, arguments_json, closing_marker
+from .call_ids import IdPiece, id_node
+from .calls import Content, ListedCallConcept, ServedId, arguments_json, closing_marker
 from .grammar import CallItems, CallOpening, text_then
 from .pieces import Fence
 from .readers import Described, give_back
@@ -201,11 +202,14 @@ class JsonCallList(JsonCallObject, ListedCallConcept):
     # ------------------------------------------------------------------ the parse table
 
     def rows(self, table: Table) -> None:
+        _ = self.id_shape  # (a pattern the parser could not mint ids of is refused here)
         closed = bool(self.close) and not self.close_optional
         keys = {role: key for role, key in self.keys}
         if self.open is None:  # (CallListReader gives back the array, the opener not in it)
             envelope = CallEnvelope(keys["name"], keys["arguments"])
-            reads = functools.partial(CallListReader, keys=keys, closed=False)
+            reads = functools.partial(
+                CallListReader, keys=keys, closed=False, served_id=self.served_id
+            )
             bare = Described(
                 "text or a bare JSON call list",
                 functools.partial(BareCallReader, envelope=envelope, reads=reads, opening="["),
@@ -216,7 +220,13 @@ class JsonCallList(JsonCallObject, ListedCallConcept):
         bracketed = bool(self.list_open.strip())  # (else the objects one after another)
         reader = Described(
             "JSON call list" if bracketed else "JSON call objects",
-            functools.partial(CallListReader, keys=keys, closed=closed, bracketed=bracketed),
+            functools.partial(
+                CallListReader,
+                keys=keys,
+                closed=closed,
+                bracketed=bracketed,
+                served_id=self.served_id,
+            ),
             closed=closed,
         )
         self.opening_rows(table, self.open, "call.list", reader, ends=True)
@@ -263,15 +273,21 @@ class CallListReader(WholeTextReader):
     """The array of calls, read whole at its close (or at the turn's end when the format
     writes no close)."""
 
-    __slots__ = ("_bracketed", "_closed", "_keys")
+    __slots__ = ("_bracketed", "_closed", "_keys", "_served_id")
 
     def __init__(
-        self, parser: Parser, keys: dict[str, str], closed: bool, bracketed: bool = True
+        self,
+        parser: Parser,
+        keys: dict[str, str],
+        closed: bool,
+        bracketed: bool = True,
+        served_id: ServedId | None = None,
     ) -> None:
         super().__init__(parser)
         self._keys = keys
         self._closed = closed
         self._bracketed = bracketed
+        self._served_id = served_id  # (the concept's: CallConcept.served_id)
 
     def close(self, marker: str | None, offset: int) -> None:
         parser = self._parser
@@ -288,10 +304,14 @@ class CallListReader(WholeTextReader):
             where = self._offset if self._chunks else offset
             give_back(parser, where, f"calls {raw[:60]!r}: {problem}", "a JSON array of calls", raw)
             return
+        served_id = self._served_id
+        where = self._offset if self._chunks else offset
         for name, call_id, arguments in calls:
-            parser.emit_call(
-                parser.next_call_index(), call_id or parser.new_call_id(), name, arguments
-            )
+            if served_id is not None:
+                call_id = served_id(parser, call_id or None, name, where)
+            elif not call_id:
+                call_id = parser.new_call_id()
+            parser.emit_call(parser.next_call_index(), call_id, name, arguments)
 
     def _read(self, text: str, calls: list[tuple[str, str | None, str]]) -> str | None:
         if not self._bracketed:
@@ -393,6 +413,9 @@ class CallListSet(CallOpening, CallItems):
             elif role == "id" and calls.ids == "positional":
                 # A position, as the renderer writes it: a free string lets a model wander.
                 nodes += [Lit('"'), Repeat(CharClass("0123456789"), 1, 6), Lit('"')]
+            elif role == "id" and calls.id_shape is not None and _json_plain(calls.id_shape):
+                # The id's shape, as the render takes it back (Mistral Nemo's).
+                nodes += [Lit('"'), id_node(calls.id_shape), Lit('"')]
             elif role == "id":
                 define_json_base(rules)
                 nodes.append(
@@ -434,3 +457,10 @@ class CallListSet(CallOpening, CallItems):
                 return self.lead + head  # the prefix ends at the first value after the name
             head += json.dumps(name, ensure_ascii=False)
         return self.lead + head
+
+
+def _json_plain(shape: tuple[IdPiece, ...]) -> bool:
+    """Whether an id of ``shape`` is written in a JSON string as it is (nothing escaped)."""
+    return all(
+        character not in '"\\' and character >= " " for piece in shape for character in piece.chars
+    )

@@ -17,13 +17,15 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
 from ..engine.json_text import PARSED_ARGUMENTS, acyclic_json_string
 from ..engine.kept import MISSING, Kept
-from ..errors import RequestError, UnsupportedFeature
+from ..errors import FormatError, RequestError, UnsupportedFeature
 from ..types import ToolCall
+from .call_ids import IdPiece, id_pieces, mint_id
 from .concept import Concept
 from .pieces import Fence
 from .readers import AfterSectionReader, BetweenCallsReader, SectionReader, next_state
@@ -33,6 +35,14 @@ if TYPE_CHECKING:
     from .jinja import Template
     from .table import Table
     from .write import Render
+
+
+class ServedId(Protocol):
+    """A calls concept's :meth:`CallConcept.served_id`, as its readers are given it."""
+
+    def __call__(
+        self, parser: Parser, written: str | None, name: str, offset: int, spare: str | None = None
+    ) -> str: ...
 
 
 Content = Literal["written", "dropped", "refused", "replaces_calls"]
@@ -98,6 +108,13 @@ def arguments_json(
 _WRITTEN: Kept[str] = Kept(limit=4096, longest=1 << 14)
 _WRITTEN_ASCII: Kept[str] = Kept(limit=4096, longest=1 << 14)
 """Arguments as written, by their stripped text (the text alone decides what is written)."""
+
+
+@dataclass
+class MessageCallIds:
+    """The ids of the calls read so far in the message being read (a parser context)."""
+
+    ids: set[str] = field(default_factory=set)
 
 
 class CallConcept(Concept):
@@ -196,6 +213,64 @@ class CallConcept(Concept):
     @cached_property
     def _id_pattern(self) -> re.Pattern[str] | None:
         return None if self.id_pattern is None else re.compile(self.id_pattern)
+
+    @cached_property
+    def id_shape(self) -> tuple[IdPiece, ...] | None:
+        """The pieces of ``id_pattern`` (None: any id), which the parser mints ids of and the
+        forced grammar holds the model's ids to; a pattern outside the language of ids
+        (:mod:`~.call_ids`) is refused, since the format could not give a call an id its
+        render takes back."""
+        if self.id_pattern is None:
+            return None
+        pieces = id_pieces(self.id_pattern)
+        if isinstance(pieces, str):
+            raise FormatError(
+                f"{type(self).__name__}.id_pattern: {self.id_pattern!r}, {pieces}; expected "
+                "characters and bracketed sets of them, each with an optional count {n} or "
+                "{m,n}"
+            )
+        return pieces
+
+    def new_id(self, parser: Parser) -> str:
+        """An id for a call the model wrote without one: of ``id_pattern``'s shape unless the
+        parser's caller gave its own ids (:meth:`~pawlette.engine.machine.Parser.mint_call_id`)."""
+        shape = self.id_shape
+        return parser.mint_call_id(None if shape is None else lambda: mint_id(shape))
+
+    def served_id(
+        self, parser: Parser, written: str | None, name: str, offset: int, spare: str | None = None
+    ) -> str:
+        """The id a call is given: the one written, else ``spare`` (an id already made for a
+        call given up), else a new one (:meth:`new_id`).  A written id that an earlier call of
+        the same message holds is replaced by :meth:`repeated_id`'s, after a warning (strict:
+        a :class:`~pawlette.errors.ParseError`): a client answers calls by id, so two calls
+        served under one id could not both be answered on its next turn."""
+        taken = parser.context(MessageCallIds)
+        if parser.calls_in_message == 0:  # the message's first call
+            taken.ids.clear()
+        if written is None:
+            identifier = spare or self.new_id(parser)
+        elif written in taken.ids:
+            identifier = self.repeated_id(parser, name, taken.ids)
+            parser.malformed(
+                offset,
+                f"call id {written!r} held by an earlier call of the message (served as "
+                f"{identifier!r})",
+                "a distinct id for each call",
+                written,
+            )
+        else:
+            identifier = written
+        taken.ids.add(identifier)
+        return identifier
+
+    def repeated_id(self, parser: Parser, name: str, taken: set[str]) -> str:
+        """An id none of ``taken`` is, for a call to ``name`` whose written id an earlier call
+        of its message holds (a format that numbers its calls gives the next free number)."""
+        identifier = self.new_id(parser)
+        while identifier in taken:  # (a caller's id factory may repeat itself)
+            identifier = self.new_id(parser) + "_" + str(len(taken))
+        return identifier
 
     def check_turn(self, out: Render, index: int) -> None:
         """Check ``messages[index]``, an assistant turn with calls, before its calls."""

@@ -17,7 +17,15 @@ from ..engine.machine import Parser
 from ..engine.readers import WholeTextReader
 from ..errors import FormatError
 from ..types import TextDelta, ToolCall, ToolCallDelta, ToolCallEnd, ToolCallStart
-from .calls import Content, SectionedCallConcept, arguments_json, closing_marker, name_problem
+from .call_ids import id_node
+from .calls import (
+    Content,
+    SectionedCallConcept,
+    ServedId,
+    arguments_json,
+    closing_marker,
+    name_problem,
+)
 from .grammar import TEXT_NE, SectionedCalls
 from .pieces import Fence, text_of
 from .readers import Described, OpenSection, give_back_call, next_state
@@ -157,6 +165,7 @@ class NamedCalls(SectionedCallConcept):
     # ------------------------------------------------------------------ the parse table
 
     def rows(self, table: Table) -> None:
+        _ = self.id_shape  # (a pattern the parser could not mint ids of is refused here)
         first = self.head_states(table)
         if first != "call.name":  # an earlier state of the call began it
             reader = Described(
@@ -172,7 +181,9 @@ class NamedCalls(SectionedCallConcept):
         table.state("call.name", reader, "assistant", ends=True)
         closed = self.calls_closed()
         arguments = Described(
-            "JSON call arguments", lambda parser: ArgumentsReader(parser, closed), closed=closed
+            "JSON call arguments",
+            lambda parser: ArgumentsReader(parser, closed, self.served_id),
+            closed=closed,
         )
         table.state("call.arguments", arguments, "assistant", ends=True)
         self.section_rows(table, first, "call.arguments")
@@ -213,7 +224,9 @@ class _NamedCallSet(SectionedCalls):
         calls, tool = self.calls, turn.tools[number]
         identified: list[Node] = []
         if calls.id_open is not None:  # written in a conversation; a model may write one
-            identified.append(optional(seq(*turn.nodes(calls.id_open), TEXT_NE)))
+            shape = calls.id_shape  # (of the shape the render takes back, where it says one)
+            written = TEXT_NE if shape is None else id_node(shape)
+            identified.append(optional(seq(*turn.nodes(calls.id_open), written)))
         return [
             *turn.nodes(calls.open),
             *calls.name_nodes(turn, tool.name),
@@ -345,12 +358,13 @@ class ArgumentsReader:
     the call has a close fence of its own, so one cut off by the end of the turn or of the
     output is no call; without one, the turn's end closes it."""
 
-    __slots__ = ("_closed", "_parser", "_started", "_text")
+    __slots__ = ("_closed", "_parser", "_served_id", "_started", "_text")
     whole_kind = "call arguments"  # see pawlette.engine.whole
 
-    def __init__(self, parser: Parser, closed: bool) -> None:
+    def __init__(self, parser: Parser, closed: bool, served_id: ServedId | None = None) -> None:
         self._parser = parser
         self._closed = closed
+        self._served_id = served_id  # (the concept's: CallConcept.served_id)
         self._text: list[str] = []
         parts = parser.context(CallParts)
         self._started = False
@@ -364,7 +378,13 @@ class ArgumentsReader:
     def _start(self, parts: CallParts) -> None:
         parser = self._parser
         parts.generated = parts.call_id is None
-        identifier = parts.call_id or parts.spare_id or parser.new_call_id()
+        served_id = self._served_id
+        if served_id is not None:
+            identifier = served_id(
+                parser, parts.call_id or None, parts.name or "", parts.offset, parts.spare_id
+            )
+        else:
+            identifier = parts.call_id or parts.spare_id or parser.new_call_id()
         if parts.generated:
             parts.spare_id = None
         parts.call_id = identifier

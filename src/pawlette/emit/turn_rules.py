@@ -70,8 +70,25 @@ def _both(rules: Rules, prefix: str, where: str, schema: Any) -> JsonSchemaValue
 
 def json_arguments(rules: Rules, number: int, tool: Tool) -> JsonSchemaValue:
     """The JSON arguments of a call to ``tools[number]`` (GBNF and Lark rules defined in
-    ``rules``)."""
-    return _both(rules, f"args-{number}", f"tools[{number}].parameters", parameters(tool))
+    ``rules``): a JSON object under the tool's schema (OpenAI's arguments are an object, and
+    every parser reads other JSON as no call)."""
+    schema = arguments_schema(parameters(tool))
+    return _both(rules, f"args-{number}", f"tools[{number}].parameters", schema)
+
+
+def arguments_schema(schema: Any) -> Any:
+    """``schema`` held to objects: a schema naming no type (``parameters: {}``, as OpenAI's
+    guide writes a function without arguments) is given ``"type": "object"`` (keywords of one
+    schema all hold, so the rest of it still does), a list of types is narrowed to
+    ``"object"`` where it lists it; a schema whose types exclude objects is left as it is."""
+    if not isinstance(schema, Mapping):
+        return schema
+    kind = schema.get("type")
+    if kind is None:
+        return {**schema, "type": "object"}
+    if isinstance(kind, list) and "object" in kind and kind != ["object"]:
+        return {**schema, "type": "object"}
+    return schema
 
 
 def json_value(rules: Rules, prefix: str, where: str, schema: Any, root: Any) -> JsonSchemaValue:

@@ -323,6 +323,13 @@ class Parser:
 
     # ------------------------------------------------------------------ used by readers/actions
 
+    def mint_call_id(self, mint: Callable[[], str] | None) -> str:
+        """An id for a call written without one: the caller's ``id_factory``'s if it gave
+        one, else ``mint``'s (a calls concept's, of the shape its format's render takes back:
+        Mistral's nine letters and digits), else :func:`random_call_id`'s."""
+        new = self.new_call_id
+        return mint() if mint is not None and new is random_call_id else new()
+
     def lose(self, what: str) -> None:
         """Record that the text read holds something reading does not give back (``what``
         says what and why); the same loss is recorded once."""

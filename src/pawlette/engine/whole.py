@@ -137,6 +137,9 @@ def _kind_of(reader: Reader) -> _StateReading | None:
             if not begins:
                 return None
         closed = kind == _CALL_ARGUMENTS and reader.whole_closed()  # type: ignore[attr-defined]
+        served = getattr(reader, "_served_id", None)
+        if getattr(getattr(served, "__self__", None), "id_shape", None) is not None:
+            return None  # ids of a declared shape are minted by the concept: the machine's
         return _StateReading(
             kind, envelope, refused, lead, whole_call, read_name=read_name, closed=closed
         )
@@ -347,6 +350,9 @@ def _read_tokens(
             reasoning = []
     if not trailing and reading.kind in _UNFINISHED:
         return None  # a call never closed: the machine says what becomes of it
+    written_ids = [written_id for written_id, _, _ in calls if written_id is not None]
+    if len(set(written_ids)) != len(written_ids):
+        return None  # an id written twice: the machine serves it under another, with a warning
     new_call_id = id_factory or random_call_id
     tool_calls = tuple(
         ToolCall(new_call_id() if written_id is None else written_id, name, arguments)

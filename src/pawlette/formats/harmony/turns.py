@@ -9,6 +9,7 @@ parse table and the turn grammar are in :mod:`.reading` and :mod:`.grammar`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Literal
@@ -47,6 +48,7 @@ SWITCH_FIELDS = ("every_call", "constrained", "results_by_position", "defaults_j
 CHANNEL_TAGS = ("<|channel|>analysis<|message|>", "<|channel|>final<|message|>")
 """Text the template refuses in an assistant message's content or reasoning."""
 CHANNEL_REFUSAL = "a channel header, which the template refuses"
+_WHITESPACE = re.compile(r"\s")
 
 
 @dataclass(frozen=True)
@@ -184,6 +186,20 @@ class HarmonyTurns(Concept):
                 continue
             self._check_assistant(out, index, message)
 
+    def _check_readable_name(self, name: str, index: int, number: int) -> None:
+        """Refuse a call's name that reading would not give back: the header's recipient is
+        read up to the first whitespace, and a special token in it ends the header there."""
+        where = f"messages[{index}].tool_calls[{number}].function.name"
+        expected = (
+            "a function name without whitespace or special tokens (harmony reads the "
+            "recipient to=functions.NAME up to the first whitespace)"
+        )
+        if _WHITESPACE.search(name):
+            raise RequestError(where, f"{name!r}, which holds whitespace", expected)
+        for marker in self.markers():
+            if marker.text in name:
+                raise RequestError(where, f"{name!r}, which holds {marker.text}", expected)
+
     def _check_assistant(self, out: Render, index: int, message: Message) -> None:
         text = out.message_text(index)
         for tag in CHANNEL_TAGS:
@@ -206,6 +222,7 @@ class HarmonyTurns(Concept):
             )
         for number, call in enumerate(message.tool_calls):
             check_call_name(call.name, index, number)  # an empty name parses back as no call
+            self._check_readable_name(call.name, index, number)
         if not self.every_call:
             for number in range(1, len(message.tool_calls)):
                 out.lose(

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from pawlette.declare.layout import Layout
     from pawlette.declare.table import Table
     from pawlette.declare.write import Render
+    from pawlette.engine.machine import Parser
     from pawlette.types import Message, ToolCall
 
 
@@ -131,6 +132,20 @@ class LabelledCalls(NamedCalls):
 
     def read_name(self, text: str) -> tuple[str, str | None]:
         return self.label.name_of(text), text
+
+    def repeated_id(self, parser: Parser, name: str, taken: set[str]) -> str:
+        """The label of the number after the highest the message's calls were served under
+        (the number the template would write for the next call), not one of ``taken``."""
+        separator = self.label.separator
+        numbers = [
+            int(tail)
+            for identifier in taken
+            if separator and (tail := identifier.rpartition(separator)[2]).isdigit()
+        ]
+        number = max(numbers, default=-1) + 1
+        while self.label.text(name, number) in taken:
+            number += 1
+        return self.label.text(name, number)
 
     def jinja_setup(self, out: Template) -> None:
         super().jinja_setup(out)
