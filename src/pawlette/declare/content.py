@@ -326,6 +326,8 @@ class TextAfter(Concept):
     ``content.split('</think>', 1)[1]``: ``"first"``).  What is dropped is a recorded loss
     of the message's content, which says up to which separator.
 
+    ``separator``: the text after whose occurrence the written text begins;
+    ``occurrence``: ``"first"`` or ``"last"``, which of its occurrences;
     ``calls``: whether the text of a turn with calls is cut too (else written whole);
     ``after_results``: whether the text of a turn right after results is cut too (DeepSeek
     V3.1 writes it whole).  A text that holds no separator is left to the concepts after

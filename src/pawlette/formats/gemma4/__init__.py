@@ -24,7 +24,7 @@ the ``interleaved`` variant: ``google-gemma-4-31B-it-interleaved.jinja``):
   ``response:NAME{value:<|"|>TEXT<|"|>}<tool_response|>``; the model's answer follows with no
   new opener and ends with ``<turn|>``.
 - **An answer right after another answer** goes on in the model's turn with no opener,
-  straight after the first one's ``<turn|>\n`` (or its calls' ``<|tool_response>``), as
+  straight after the first one's ``<turn|>\\n`` (or its calls' ``<|tool_response>``), as
   the template writes it; read back, that newline is layout.  The interleaved template opens
   a turn for it, and so does the ``interleaved`` variant.
 - **Reasoning** is written, as ``<|channel>thought\\nTEXT\\n<channel|>``, only on a turn with
