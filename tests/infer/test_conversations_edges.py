@@ -163,10 +163,10 @@ def test_a_prompt_after_an_answer_written_otherwise_is_given_up_alone() -> None:
     inference = infer_template(PROMPT_THINKS, eos_token="<|end|>")
     assert inference.format is not None, inference.describe()
     said = _found(inference, PROMPTED)
-    assert said.startswith("not derived; verification: conversation [")
+    assert said.startswith("not derived; verification: conversation (")
     assert said.endswith(
-        "<|end|>\\n<|assistant|>\\n<think>', the declaration wrote "
-        "'nt|>\\nC:\\\\Users\\\\me\\\\notes.txt<|end|>\\n<|assistant|>\\n'"
+        "notes.txt<|end|>\\n<|assistant|>\\n' the template writes '<think>' where the "
+        "declaration writes nothing"
     )
     assert _found(inference, "consecutive assistant messages").startswith("derived")
     assert _found(inference, LEADING).startswith("derived")
@@ -195,8 +195,8 @@ def test_an_answer_before_any_query_written_otherwise_is_given_up_saying_where()
     fmt = inference.format
     assert fmt is not None, inference.describe()
     said = _found(inference, LEADING)
-    assert said.startswith("not derived; verification: conversation [")
-    assert "the declaration wrote '<|assistant|>\\n" in said
+    assert said.startswith("not derived; verification: conversation (")
+    assert "the template writes nothing where the declaration writes '<|assistant|>\\n'" in said
     # Nothing else was given up for it.
     others = [item for item in inference.capabilities if item.name != LEADING]
     assert all(item.status != "not derived" for item in others), inference.describe()
