@@ -113,18 +113,18 @@ def _kimi_call(index: int) -> list[str]:
 
 
 @pytest.mark.parametrize("syntax", SYNTAXES)
-@pytest.mark.xfail(
-    strict=True,
-    reason="kimi's forced grammar takes any digits as a call's index: a real llama.cpp wrote "
-    "two calls 'functions.get_time:0' in one answer, served as two tool_calls with one id",
-)
-def test_kimi_forced_calls_of_one_answer_have_distinct_ids(syntax: str) -> None:
+def test_kimi_forced_calls_of_one_answer_are_served_under_distinct_ids(syntax: str) -> None:
+    """A grammar cannot count a turn's calls, so a forced answer may repeat a label (a real
+    llama.cpp wrote 'functions.get_time:0' twice); the parser serves the second under the
+    next free label, with a warning, so the client can answer both."""
     grammar = export_grammar("kimi", WEATHER, tool_choice="required", syntax=syntax)
     section = [M("<|tool_calls_section_begin|>"), M("<|tool_calls_section_end|>")]
-    distinct = [section[0], *_kimi_call(0), *_kimi_call(1), section[1]]
     repeated = [section[0], *_kimi_call(0), *_kimi_call(0), section[1]]
-    assert accepts("kimi", grammar, syntax, turn_ids("kimi", distinct))
-    assert not accepts("kimi", grammar, syntax, turn_ids("kimi", repeated))
+    assert accepts("kimi", grammar, syntax, turn_ids("kimi", repeated))
+    completion = pawlette.get_format("kimi").parse("".join(repeated))  # (markers as text)
+    ids = [call["id"] for call in completion.message["tool_calls"]]
+    assert ids == ["functions.get_weather:0", "functions.get_weather:1"]
+    assert [warning.message for warning in completion.warnings if "held by" in warning.message]
 
 
 def test_harmony_renders_only_names_it_reads_back() -> None:

@@ -350,9 +350,10 @@ def _read_tokens(
             reasoning = []
     if not trailing and reading.kind in _UNFINISHED:
         return None  # a call never closed: the machine says what becomes of it
-    written_ids = [written_id for written_id, _, _ in calls if written_id is not None]
-    if len(set(written_ids)) != len(written_ids):
-        return None  # an id written twice: the machine serves it under another, with a warning
+    if len(calls) > 1:
+        written_ids = [written_id for written_id, _, _ in calls if written_id is not None]
+        if len(set(written_ids)) != len(written_ids):
+            return None  # an id written twice: the machine serves it under another, warning
     new_call_id = id_factory or random_call_id
     tool_calls = tuple(
         ToolCall(new_call_id() if written_id is None else written_id, name, arguments)
