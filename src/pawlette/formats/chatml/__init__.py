@@ -243,6 +243,7 @@ REASONING = Reasoning(
     open=fence(THINK, "\n"),
     close=fence("\n", THINK_END, "\n\n"),
     keep="after_last_query",
+    no_query="dropped",
     empty_on_last=True,
     trim="\n",
 )

@@ -186,6 +186,7 @@ def layout(options: MinicpmOptions) -> Layout:
                 open=fence(THINK, "\n"),
                 close=fence("\n", THINK_END, "\n\n"),
                 keep="after_last_query",
+                no_query="dropped",
                 trim="\n",
                 prompt=prompt,
             ),
