@@ -313,11 +313,6 @@ KNOWN_UNREAD = {
     "GigaChat3-10B-A1.8B": "gigachat",
     "GigaChat3.1-10B-A1.8B": "gigachat:3.1",
     "ibm-granite-granite-3.3-2B-Instruct": "granite:3.3",
-    # An answer with reasoning after the system message alone: with no user query, the
-    # template keeps no turn's reasoning; the family (keep="after_last_query") writes it.
-    "Qwen-Qwen3-0.6B": "chatml",
-    "StepFun3.5-Flash": "chatml:stepfun3.5",
-    "openbmb-MiniCPM5-1B": "minicpm",
 }
 
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 from ..emit.grammar_ast import alt, seq
 from ..emit.jinja_text import jinja_string
 from ..engine.readers import ReasoningReader
-from ..errors import FormatError
+from ..errors import FormatError, RequestError
 from .concept import Concept
 from .grammar import text_before
 from .pieces import Fence, text_of
@@ -39,6 +39,13 @@ class Reasoning(Concept):
       read back as none: Cohere's Command R7B), or ``"none"``.  Reasoning a turn does not
       keep is dropped, and the rendering says so
       (:attr:`pawlette.types.Rendering.losses`).
+    - ``no_query``: with ``keep="after_last_query"``, a conversation without a user message:
+      ``"kept"`` (the default): every assistant turn comes after the last query and keeps
+      its reasoning (GLM); ``"dropped"``: none does, and none writes a block, not even the
+      empty ones of ``empty_on_last`` or ``empty_after_last_query`` (Qwen3, StepFun 3.5,
+      MiniCPM: their templates take the last message as the last query); ``"refused"``: the
+      request is refused with a :class:`~pawlette.errors.RequestError` (Qwen3.5's template
+      raises "No user query found in messages.").
     - ``empty_on_last``: the final assistant turn, kept and without reasoning, gets an empty
       block (Qwen3).  An empty block then reads back as no reasoning.
     - ``empty_after_last_query``: with ``keep="after_last_query"``, every assistant turn
@@ -93,6 +100,7 @@ class Reasoning(Concept):
     open: Fence
     close: Fence
     keep: Literal["all", "after_last_query", "calls", "none"] = "all"
+    no_query: Literal["kept", "dropped", "refused"] = "kept"
     empty_on_last: bool = False
     empty_after_last_query: bool = False
     empty_given: bool | None = None
@@ -111,7 +119,13 @@ class Reasoning(Concept):
             raise FormatError(
                 f"{layout.name}: Reasoning: an empty open or close fence; expected both"
             )
-        self.check_choices(layout, "keep", "prompt")
+        self.check_choices(layout, "keep", "prompt", "no_query")
+        if self.no_query != "kept" and self.keep != "after_last_query":
+            raise FormatError(
+                f"{layout.name}: Reasoning(no_query={self.no_query!r}) with "
+                f"keep={self.keep!r}; expected keep='after_last_query' (the only keep a "
+                f"conversation's last user message decides)"
+            )
         roles = ("start", *layout.frames)
         if not isinstance(self.after, tuple) or any(role not in roles for role in self.after):
             raise FormatError(
@@ -168,6 +182,8 @@ class Reasoning(Concept):
             return bool(message.tool_calls)
         if self.keep == "none" or index <= out.last_query:
             return False
+        if out.last_query < 0 and self.no_query != "kept":
+            return False  # (the template takes the last message as the last query)
         last = index == len(out.messages) - 1
         return (
             bool(message.reasoning)
@@ -220,6 +236,12 @@ class Reasoning(Concept):
 
     def check(self, out: Render) -> None:
         out.handled.add("reasoning")  # (out.handles without its call: every render asks)
+        if self.keep == "after_last_query" and self.no_query == "refused" and out.last_query < 0:
+            raise RequestError(
+                "messages",
+                "no user message",
+                "a user message (the template refuses a conversation without a user query)",
+            )
         if "reasoning" not in out.present and not self.trim:
             return
         # (with trim, a block written empty trims the text after it too: checked without
@@ -232,6 +254,8 @@ class Reasoning(Concept):
                     "none": "never written",
                     "calls": "written only in a turn with calls",
                 }.get(self.keep, "before the last user message")
+                if self.keep == "after_last_query" and out.last_query < 0:
+                    why = "no user message before it"
                 out.lose(f"messages[{index}].reasoning_content", f"dropped ({why})")
             elif self.trim and self.written(out, index):
                 reasoning = message.reasoning or ""
@@ -362,7 +386,18 @@ class Reasoning(Concept):
             wanted = f"({given})"
         elif self.empty_on_last:
             wanted = f"({wanted} or loop.last)"
-        return f"index > {out.needs_last_query()} and {wanted}"
+        last_query = out.needs_last_query()
+        if self.no_query == "dropped":  # (no user message: no turn keeps its block)
+            return f"{last_query} >= 0 and index > {last_query} and {wanted}"
+        return f"index > {last_query} and {wanted}"
+
+    def jinja_setup(self, out: Template) -> None:
+        if self.keep == "after_last_query" and self.no_query == "refused":
+            out.raise_if(
+                f"{out.needs_last_query()} < 0",
+                "messages: no user message; expected a user message (the template refuses a "
+                "conversation without a user query)",
+            )
 
     def _jinja_follows(self) -> str | None:
         """The Jinja condition of :meth:`follows` on ``ns.previous`` (None: always)."""

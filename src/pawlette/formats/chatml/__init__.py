@@ -61,6 +61,9 @@ Decisions (reference: Qwen's own templates, ``Qwen-Qwen2.5-7B-Instruct.jinja`` a
   with ``add_generation_prompt=True`` gives a prefix of the training render (tested).  A turn
   before the last user message is rendered as Qwen3 renders it at inference (no reasoning):
   train on it through a conversation that ends with its own query if its reasoning matters.
+  In a conversation without a user message no turn writes a block, not even the final
+  turn's empty one: the template takes the last message as the last query
+  (``Reasoning(no_query="dropped")``); the reasoning is a recorded loss.
 - **Trimmed text.**  Qwen3 writes a turn's reasoning without the newlines at its ends and
   the content after the block without the newlines at its start; pawlette writes them as
   Qwen3 does and reports the change as a loss (``Reasoning(trim="\\n")``).  Content holding
@@ -99,13 +102,15 @@ Decisions (reference: Qwen's own templates, ``Qwen-Qwen2.5-7B-Instruct.jinja`` a
   trimmed (system, user, assistant, reasoning, tool results: recorded losses).  Every
   assistant turn after the last user message writes ``<think>\\nR\\n</think>\\n\\n``, empty
   when it has no reasoning (``Reasoning(empty_after_last_query=True)``); earlier turns lose
-  their reasoning.  The prompt opens ``<think>\\n``, so a completion is read from inside the
+  their reasoning.  A conversation without a user message is refused, as the template
+  refuses it (``Reasoning(no_query="refused")``).  The prompt opens ``<think>\\n``, so a completion is read from inside the
   block (``thinking=False``, the template's ``enable_thinking``: ``<think>\\n\\n</think>\\n\\n``).
   A call opening inside the block ends it; one newline between text and a call reads as
   the template's blank line.  Image and video parts are refused (the template writes its
   vision tokens for them).  Differences that remain: content holding ``</think>`` without
-  ``reasoning_content`` is kept as content (the template splits it); a conversation
-  without a user message is rendered (the template refuses it); a system message of
+  ``reasoning_content`` is kept as content (the template splits it); a conversation whose
+  only user messages are ``<tool_response>...</tool_response>`` texts is rendered (the
+  template refuses it); a system message of
   whitespace alone still gets the blank line after the tools.
 - **Nemotron 3 Nano** (``chatml:nemotron-3-nano``, declared in :mod:`.xml`): Qwen3-Coder's
   calls, each followed by a newline, and its XML tools block with ``enum`` and
@@ -130,7 +135,8 @@ Decisions (reference: Qwen's own templates, ``Qwen-Qwen2.5-7B-Instruct.jinja`` a
   are ``<tool_response>RESULT</tool_response>``, side by side, in one ``tool_response`` turn.
   Every assistant turn after the last user message writes ``<think>\\nR\\n</think>\\n``,
   empty when it has no reasoning (the reasoning as given, not trimmed); earlier turns lose
-  their reasoning.  The prompt always opens ``<think>\\n`` (the template has no switch, so
+  their reasoning, and so do all turns of a conversation without a user message (no block:
+  ``Reasoning(no_query="dropped")``).  The prompt always opens ``<think>\\n`` (the template has no switch, so
   ``thinking`` changes nothing), so a completion is read from inside the block; a call
   opening inside the block ends it.  Reading types each value by
   the tool's schema; calls separated by a newline read as the same calls; a bare
@@ -243,6 +249,7 @@ REASONING = Reasoning(
     open=fence(THINK, "\n"),
     close=fence("\n", THINK_END, "\n\n"),
     keep="after_last_query",
+    no_query="dropped",
     empty_on_last=True,
     trim="\n",
 )

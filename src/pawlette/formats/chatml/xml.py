@@ -182,6 +182,7 @@ def qwen35_layout(options: ChatmlOptions) -> Layout:
         close=fence("\n", THINK_END, "\n\n"),
         keep="after_last_query",
         empty_after_last_query=True,
+        no_query="refused",
         prompt="open" if options.thinking else "empty",
         trim=WHITESPACE,
         # A call opening inside the block ends it (llama.cpp's, vLLM's and SGLang's reading).
@@ -327,6 +328,7 @@ def stepfun_layout(options: ChatmlOptions) -> Layout:
                 close=fence("\n", THINK_END, "\n"),
                 keep="after_last_query",
                 empty_after_last_query=True,
+                no_query="dropped",
                 # The template has no switch: its prompt always opens the block.
                 prompt="open",
                 # A call opening inside the block ends it, as Qwen3.5's and Nemotron's do.

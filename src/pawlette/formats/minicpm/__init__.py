@@ -60,7 +60,9 @@ token ids by their spelling).
   ``<think>\\nR\\n</think>\\n\\n`` before the text, with the newlines at the reasoning's
   ends and at the text's start removed (a recorded loss); a turn without reasoning (or
   with the empty text) writes no block; earlier turns lose their reasoning (a recorded
-  loss).  An empty block reads back as no reasoning.
+  loss).  In a conversation without a user message no turn writes a block (the template
+  takes the last message as the last query; ``Reasoning(no_query="dropped")``), and the
+  reasoning is a recorded loss.  An empty block reads back as no reasoning.
 - **The generation prompt** is ``<|im_start|>assistant\\n``; the option ``thinking`` is the
   template's ``enable_thinking``: unset by default (nothing more), True opens the block
   (``<think>\\n``: a completion is read from inside it), False writes an empty one.
@@ -98,10 +100,9 @@ family's tests holds but the first:
   so;
 - content given as a list of parts: the template writes no text for it (it reads only a
   string), and a tool result given so as its JSON; pawlette writes the parts' text;
-- a conversation without a user message, or whose only user messages are
-  ``<tool_response>...</tool_response>`` texts: the template then writes no reasoning at
-  all; pawlette keeps the reasoning of the turns after the last user message (every turn
-  when there is none);
+- a conversation whose only user messages are ``<tool_response>...</tool_response>``
+  texts: the template then writes no reasoning at all; pawlette keeps the reasoning of the
+  turns after the last of those user messages;
 - ``<tool_def_sep>`` in the first system message (the template puts the tools block
   there) and ``<tool_sep>`` in the text of a turn with calls (the template drops the text
   after it): pawlette writes both as text.
@@ -186,6 +187,7 @@ def layout(options: MinicpmOptions) -> Layout:
                 open=fence(THINK, "\n"),
                 close=fence("\n", THINK_END, "\n\n"),
                 keep="after_last_query",
+                no_query="dropped",
                 trim="\n",
                 prompt=prompt,
             ),
