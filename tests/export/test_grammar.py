@@ -1246,3 +1246,88 @@ def test_a_json_argument_spells_no_marker_as_text(name: str, syntax: Any) -> Non
         if "\n" in marker:
             continue
         assert not accepts(name, grammar, syntax, turn(f"Pa{marker}ris")), marker
+
+
+# ------------------------------------------------------------------ markers as llama.cpp has them
+
+LLAMA_CPP_TEXT = ("<|channel|>", "<|message|>", "<|start|>", "<|constrain|>")
+"""The markers llama.cpp gives the user-defined attribute in every vocabulary it loads."""
+
+
+@cache
+def llama_cpp_view() -> tuple[Tokenizer, Any]:
+    """harmony's markers as llama.cpp's llguidance sees them: :data:`LLAMA_CPP_TEXT` are
+    ordinary tokens (their text), the other markers special ones.  The tokenizer encodes text
+    with every marker spelled as text; the LLTokenizer is llguidance's view."""
+    others = [m for m in pawlette.get_format("harmony").special_markers if m not in LLAMA_CPP_TEXT]
+    shared = small_tokenizer((*LLAMA_CPP_TEXT, *others, EOS))
+    document = json.loads(shared.to_str())
+    for token in document["added_tokens"]:
+        if token["content"] in LLAMA_CPP_TEXT:
+            document["model"]["vocab"][token["content"]] = token["id"]
+    document["added_tokens"] = [
+        token for token in document["added_tokens"] if token["content"] not in LLAMA_CPP_TEXT
+    ]
+    text = Tokenizer.from_str(shared.to_str())
+    text.encode_special_tokens = True
+    return text, llguidance.LLTokenizer(json.dumps(document), eos_token=text.token_to_id(EOS))
+
+
+def llama_cpp_turn(city: str, marker_in_city: str = "") -> list[int]:
+    """A call to ``get_weather`` as the model writes it, in :func:`llama_cpp_view`'s ids, its
+    stop marker left out; ``marker_in_city``: that marker's one token after ``city``."""
+    text, _ = llama_cpp_view()
+    fmt = pawlette.get_format("harmony")
+    place = "\N{SNOWMAN}"  # where the marker's token goes
+    arguments = json.dumps({"city": city + (place if marker_in_city else "")}, ensure_ascii=False)
+    call = {
+        "id": "c",
+        "type": "function",
+        "function": {"name": "get_weather", "arguments": arguments},
+    }
+    message = {"role": "assistant", "content": None, "tool_calls": [call]}
+    request = {"messages": [{"role": "user", "content": "hi"}, message], "tools": [CITY_TOOL]}
+    ids: list[int] = []
+    for segment in fmt.render(request).segments:
+        if segment.message_index != 1 or not segment.trainable:
+            continue
+        if segment.special:
+            ids.append(text.token_to_id(segment.text))
+            continue
+        before, found, after = segment.text.partition(place)
+        ids += text.encode(before, add_special_tokens=False).ids
+        if found:
+            ids.append(text.token_to_id(marker_in_city))
+            ids += text.encode(after, add_special_tokens=False).ids
+    assert ids[-1] == text.token_to_id("<|call|>")
+    return ids[:-1]
+
+
+def test_harmony_lark_with_llama_cpp_text_markers() -> None:
+    """llama.cpp's llguidance has no special token ``<|channel|>``: a Lark grammar naming one
+    is refused (llama.cpp then samples with no grammar).  Written as text (``text_markers``,
+    what ``pawlette serve --engine llamacpp`` does without ``--tokenizer``) the grammar is
+    read, takes the call, and still refuses those markers inside an argument, by their token
+    or by pieces of text; the other markers stay special tokens."""
+    _, vocabulary = llama_cpp_view()
+
+    def matcher(grammar: str) -> Any:
+        return llguidance.LLMatcher(
+            vocabulary, llguidance.LLMatcher.grammar_from_lark(grammar), log_level=0
+        )
+
+    named = matcher(export_grammar_of("harmony", [CITY_TOOL], "required"))
+    assert named.is_error() and 'unknown special token: "<|' in named.get_error()
+    grammar = export_grammar_of("harmony", [CITY_TOOL], "required", text_markers=LLAMA_CPP_TEXT)
+    assert '"<|channel|>"' in grammar and '"<|call|>"' not in grammar
+    fresh = matcher(grammar)
+    assert not fresh.is_error(), fresh.get_error()
+
+    def accepted(ids: list[int]) -> bool:
+        copy = fresh.deep_copy()
+        return bool(copy.consume_tokens(ids) and copy.is_accepting())
+
+    assert accepted(llama_cpp_turn("Paris"))
+    for marker in LLAMA_CPP_TEXT:
+        assert not accepted(llama_cpp_turn("Pa", marker)), marker  # the marker's token
+        assert not accepted(llama_cpp_turn(f"Pa{marker}ris")), marker  # its text in pieces

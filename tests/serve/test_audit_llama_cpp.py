@@ -1,12 +1,13 @@
 """Harmony's forced tool choice through ``pawlette serve`` without ``--tokenizer``, on a real
-llama.cpp (the ``xllamacpp`` wheel): an outside audit's finding, kept as a failing test.
+llama.cpp (the ``xllamacpp`` wheel): a finding of an outside audit.
 
 llama.cpp gives ``<|channel|>``, ``<|message|>``, ``<|start|>`` and ``<|constrain|>`` the
 user-defined attribute in every vocabulary (its "quick hack for gpt-oss", so they are always
 rendered), so its llguidance knows no special token of those names.  A Lark grammar naming
-them (what pawlette writes when it has no token ids) fails there (``llg error: unknown special
-token: "<|channel|>"`` in the engine's log) and llama.cpp samples with no grammar at all,
-answering 200.  With ``--tokenizer`` the grammar names the tokens by id and is enforced."""
+them as special tokens fails there (``llg error: unknown special token: "<|channel|>"`` in the
+engine's log) and llama.cpp samples with no grammar at all, answering 200.  The server's Lark
+for llama.cpp writes those four as text when it has no ids for them, which llguidance matches
+against the tokens' text: the forced call is made."""
 
 from __future__ import annotations
 
@@ -30,12 +31,6 @@ def harmony_engine() -> Iterator[EngineProcess]:
     engine.kill()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="without --tokenizer the forced grammar names harmony's markers (<|channel|>), "
-    "which llama.cpp's llguidance does not know: the grammar is dropped and 'required' "
-    "answers text with finish_reason 'stop'",
-)
 def test_harmony_required_without_tokenizer(harmony_engine: EngineProcess) -> None:
     server = LiveServer(
         ServeConfig(format="harmony", upstream=harmony_engine.url, engine="llamacpp", model="m")

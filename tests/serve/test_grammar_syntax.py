@@ -239,3 +239,67 @@ def test_a_grammar_lark_cannot_write_goes_in_gbnf(
         assert _required(server, engine, stream) == GBNF
     assert len(engine.questions) == 1
     assert _lark_gauge(server, engine) == 1  # what the replica reads, not this grammar
+
+
+HARMONY = get_format("harmony")
+LLAMA_CPP_TEXT = ("<|channel|>", "<|message|>", "<|start|>", "<|constrain|>")
+"""The markers llama.cpp gives the user-defined attribute in every vocabulary."""
+
+
+@pytest.mark.parametrize("llguidance", [True, False])
+def test_harmony_markers_llama_cpp_reads_as_text_are_text_in_its_lark(
+    engine: FakeUpstream, llguidance: bool
+) -> None:
+    """Without ``--tokenizer``, the Lark grammar a llama.cpp with llguidance gets spells
+    harmony's ``<|channel|>`` (and the three others llama.cpp demotes) as strings, since its
+    llguidance knows no special token of that name and would drop the grammar; ``<|call|>``
+    and the other markers stay special tokens, and no free text may spell any of them.  Its
+    GBNF (a llama.cpp without llguidance) names them as tokens, as before."""
+    completion = completion_for(HARMONY, "call")
+    assert completion is not None
+    engine.llguidance = llguidance
+    server = LiveServer(
+        ServeConfig(format="harmony", upstream=engine.url, engine="llamacpp", model="m")
+    )
+    try:
+        prefix = export_grammar_bundle(HARMONY, TOOLS, "required")["forced_prefix"]["required"]
+        assert prefix and completion.startswith(prefix)
+        engine.push(Script(text=completion[len(prefix) :]))
+        message, finish = ask(
+            server.client(), False, model="m", messages=PROMPT, tools=TOOLS, tool_choice="required"
+        )
+    finally:
+        server.stop()
+    assert message.get("tool_calls") and finish == "tool_calls"
+    grammar = engine.last().body["grammar"]
+    assert isinstance(grammar, str)
+    rules = [line for line in grammar.splitlines() if not line.startswith(("//", "#"))]
+    body = "\n".join(rules)
+    if llguidance:
+        assert grammar.startswith("%llguidance")
+        for marker in LLAMA_CPP_TEXT:
+            assert marker not in body.replace(f'"{marker}"', "")
+        assert '"<|channel|>"' in body and '"<|message|>"' in body
+        text_rule = next(line for line in rules if line.startswith("TEXT:"))
+        for marker in (*LLAMA_CPP_TEXT, "<|call|>", "<|end|>", "<|return|>"):
+            assert marker.replace("|", "\\|") in text_rule
+    else:
+        assert "::=" in grammar and " <|channel|> " in body and '"<|channel|>"' not in body
+
+
+def test_lark_for_other_engines_keeps_harmony_markers_special() -> None:
+    """Only llama.cpp demotes those markers: vLLM's Lark (its tokenizer has them as special
+    tokens) names them as special tokens."""
+    from pawlette.emit.tool_choice import ToolChoice
+    from pawlette.openai import tools_from_openai
+    from pawlette.serve.engines import ENGINES
+    from pawlette.serve.tool_choice import plan_tool_choice
+
+    tools = tools_from_openai(TOOLS)
+    required = ToolChoice.read("required")
+    vllm = plan_tool_choice(HARMONY, ENGINES["vllm"], tools, required, True).grammar
+    assert vllm is not None and " <|channel|> " in vllm and '"<|channel|>"' not in vllm
+    lark = ENGINES["llamacpp"].with_grammar_syntax("lark")
+    by_id = plan_tool_choice(HARMONY, lark, tools, required, True, token_ids={"<|channel|>": 7})
+    assert by_id.grammar is not None and "<[7]>" in by_id.grammar
+    assert '"<|message|>"' in by_id.grammar  # no id for it: text

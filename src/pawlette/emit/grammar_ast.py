@@ -139,10 +139,17 @@ class Rules:
 @dataclass(frozen=True)
 class MarkerSpelling:
     """How markers are written: as special-token references (by text, or by id when
-    ``token_ids`` has the marker), or as plain text when ``as_text``."""
+    ``token_ids`` has the marker), or as plain text when ``as_text``.
+
+    ``text_markers``: markers without an id that are written as plain text even so, since
+    the engine's vocabulary holds them as ordinary tokens, not special ones (llama.cpp's
+    ``<|channel|>``: see :data:`pawlette.serve.engines.LLAMA_CPP_TEXT_MARKERS`).  A string
+    matches such a token by its text, where a special-token reference would name a special
+    token the engine does not have."""
 
     token_ids: Mapping[str, int] = field(default_factory=dict)
     as_text: bool = False
+    text_markers: frozenset[str] = frozenset()
 
 
 # ------------------------------------------------------------------ Lark
@@ -335,6 +342,8 @@ class _Writer:
             return self.string(text)
         if text in spelling.token_ids:
             return f"<[{spelling.token_ids[text]}]>"
+        if text in spelling.text_markers:
+            return self.string(text)
         if _token_syntax_ok(text):
             return text
         raise UnsupportedFeature(

@@ -23,7 +23,7 @@ Grammar engines are optional: nothing here imports one.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from typing import Any
 
 from ..emit.grammar_ast import MarkerSpelling, Rules, Syntax, to_gbnf, to_lark
@@ -160,12 +160,34 @@ def unwritable_tools(
     return problems
 
 
-def _header(fmt: Format, turn: TurnGrammar, choice: ToolChoice, parallel: bool) -> list[str]:
-    return [
+def _header(
+    fmt: Format,
+    turn: TurnGrammar,
+    choice: ToolChoice,
+    parallel: bool,
+    spelling: MarkerSpelling,
+) -> list[str]:
+    lines = [
         f"pawlette grammar: one assistant turn of {fmt.name!r} (after the generation prompt)",
         f"tool_choice={choice.key()!r} parallel_tool_calls={parallel}",
         "markers (special tokens): " + " ".join(turn.markers),
     ]
+    as_text = [
+        marker
+        for marker in turn.markers
+        if marker in spelling.text_markers and marker not in spelling.token_ids
+    ]
+    if as_text and not spelling.as_text:
+        lines.append(
+            "markers written as text (ordinary tokens to the engine): " + " ".join(as_text)
+        )
+    return lines
+
+
+def _spelling(
+    token_ids: Mapping[str, int] | None, markers_as_text: bool, text_markers: Collection[str]
+) -> MarkerSpelling:
+    return MarkerSpelling(dict(token_ids or {}), markers_as_text, frozenset(text_markers))
 
 
 def _write(
@@ -191,6 +213,7 @@ def export_grammar(
     *,
     token_ids: Mapping[str, int] | None = None,
     markers_as_text: bool = False,
+    text_markers: Collection[str] = (),
     strict: bool = True,
     prompt: str | None = None,
 ) -> str:
@@ -200,7 +223,10 @@ def export_grammar(
     ``tool_choice`` is ``"auto"``, ``"none"``, ``"required"``, a function name or OpenAI's
     named form.  Markers are written as special tokens spelled by their text (``<call>``);
     ``token_ids`` spells them by id instead (needed for markers not shaped ``<...>``), and
-    ``markers_as_text`` writes them as plain strings (engines without token references).
+    ``markers_as_text`` writes them as plain strings (engines without token references);
+    ``text_markers`` writes just those markers (the ones without an id) as plain strings:
+    those the engine's vocabulary holds as ordinary tokens (llama.cpp's ``<|channel|>``,
+    :data:`pawlette.serve.engines.LLAMA_CPP_TEXT_MARKERS`).
     ``strict`` (the default) refuses properties a tool's schema does not declare unless it
     allows them; False follows JSON Schema's default (see :func:`build_turn`).  ``prompt``:
     the generation prompt the turn follows, where it matters (see :func:`build_turn`).
@@ -208,8 +234,8 @@ def export_grammar(
     fmt = _resolve(format_name)
     choice = ToolChoice.read(tool_choice)
     turn = build_turn(fmt, tools, choice, parallel, strict=strict, prompt=prompt)
-    spelling = MarkerSpelling(dict(token_ids or {}), markers_as_text)
-    return _write(turn.rules, syntax, _header(fmt, turn, choice, parallel), spelling)
+    spelling = _spelling(token_ids, markers_as_text, text_markers)
+    return _write(turn.rules, syntax, _header(fmt, turn, choice, parallel, spelling), spelling)
 
 
 def export_grammar_bundle(
@@ -221,6 +247,7 @@ def export_grammar_bundle(
     *,
     token_ids: Mapping[str, int] | None = None,
     markers_as_text: bool = False,
+    text_markers: Collection[str] = (),
     strict: bool = True,
     prompt: str | None = None,
 ) -> dict[str, Any]:
@@ -228,20 +255,21 @@ def export_grammar_bundle(
 
     ``grammar``: the whole turn.  ``stop``: the markers that end generation.  ``trigger``:
     the marker that starts a call (``special``: whether the grammars spell it as a special
-    token, false with ``markers_as_text``), and ``lazy_grammar`` the grammar from it on
-    (``auto`` with tools only; engines that enable a grammar when the trigger appears).
+    token, false with ``markers_as_text`` or when ``text_markers`` has it), and
+    ``lazy_grammar`` the grammar from it on (``auto`` with tools only; engines that enable a
+    grammar when the trigger appears).
     ``forced_prefix``: per tool choice, the text every turn under it begins with; a server
     may write it itself, then constrain the rest with ``grammar_after_prefix`` (the requested
     choice's).  ``reasoning``: the block a turn under this choice may open with (None under a
     forced choice, which turns reasoning off: :mod:`pawlette.export.forced`).  ``notes``: what
     the grammar, in this ``syntax``, does not enforce.  ``strict``: as for
-    :func:`export_grammar`.  ``prompt``: as for :func:`export_grammar`.
+    :func:`export_grammar`.  ``prompt`` and ``text_markers``: as for :func:`export_grammar`.
     """
     fmt = _resolve(format_name)
     choice = ToolChoice.read(tool_choice)
     turn = build_turn(fmt, tools, choice, parallel, strict=strict, prompt=prompt)
-    spelling = MarkerSpelling(dict(token_ids or {}), markers_as_text)
-    header = _header(fmt, turn, choice, parallel)
+    spelling = _spelling(token_ids, markers_as_text, text_markers)
+    header = _header(fmt, turn, choice, parallel, spelling)
     tool_choice_json: Any = (
         {"type": "function", "function": {"name": choice.name}}
         if choice.mode == "function"
@@ -264,7 +292,11 @@ def export_grammar_bundle(
         "trigger": (
             None
             if turn.trigger is None
-            else {"marker": turn.trigger, "special": not markers_as_text}
+            else {
+                "marker": turn.trigger,
+                "special": not markers_as_text
+                and (turn.trigger in spelling.token_ids or turn.trigger not in text_markers),
+            }
         ),
         "lazy_grammar": (
             None

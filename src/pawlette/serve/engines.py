@@ -17,6 +17,10 @@ engine        token ids  structured output (grammar)                       marke
 ``tgi``       no         none (TGI takes grammars only on ``/generate``)   none
 ============  =========  ================================================  =================
 
+For ``llamacpp`` the markers it holds as ordinary tokens in every vocabulary
+(:data:`LLAMA_CPP_TEXT_MARKERS`, harmony's ``<|channel|>`` ...) are text in its Lark grammars
+unless ``--tokenizer`` gives their ids.
+
 The grammars come from :func:`pawlette.export.export_grammar`, for formats that have a grammar
 export.  ``llamacpp`` reads GBNF, and llguidance's Lark (``%llguidance``) when it is built with
 llguidance (``-DLLAMA_LLGUIDANCE=ON``; the ``xllamacpp`` wheel is).  Lark is far cheaper for it:
@@ -122,6 +126,10 @@ class Engine:
     asks_for_lark: bool = False
     """Whether ``--grammar-syntax auto`` asks each replica whether it reads Lark (llama.cpp,
     with or without llguidance); False: ``auto`` is the engine's own syntax."""
+    lark_text_markers: frozenset[str] = frozenset()
+    """Markers its Lark grammars write as text when they have no id (without
+    ``--tokenizer``): those its vocabulary holds as ordinary tokens, which llguidance
+    matches by their text and knows no special token of (:data:`LLAMA_CPP_TEXT_MARKERS`)."""
 
     def syntax_for(self, lazy: bool) -> GrammarSyntax | None:
         """The syntax of the grammars sent for a request (``lazy``: under ``auto``)."""
@@ -188,6 +196,15 @@ class Engine:
         return body
 
 
+LLAMA_CPP_TEXT_MARKERS = frozenset({"<|channel|>", "<|message|>", "<|start|>", "<|constrain|>"})
+"""The markers llama.cpp never treats as special tokens: loading any vocabulary, it gives the
+tokens of exactly these texts the user-defined attribute, not the control one (so that they
+are always rendered: a workaround for gpt-oss in ``llama_vocab::impl::load``,
+``src/llama-vocab.cpp``).  Its llguidance then has them as ordinary tokens with that text: a
+Lark grammar naming one as a special token (``<|channel|>``) is refused (``unknown special
+token``), and llama.cpp samples with no grammar at all; the string ``"<|channel|>"`` matches
+the token.  Its GBNF's ``<|channel|>`` reads a user-defined token as it does a special one."""
+
 _TRIGGER_WORD = 1
 """llama.cpp's ``COMMON_GRAMMAR_TRIGGER_TYPE_WORD`` (common/common.h)."""
 
@@ -223,6 +240,7 @@ ENGINES: dict[str, Engine] = {
         unbounded="omit",
         lazy_grammars=True,
         asks_for_lark=True,
+        lark_text_markers=LLAMA_CPP_TEXT_MARKERS,
     ),
     "tgi": Engine("tgi", token_ids=False, usage_in_stream=False),
 }

@@ -146,6 +146,7 @@ def grammar_bundle(
         syntax or "gbnf",
         token_ids=dict(token_ids) or None,
         markers_as_text=syntax is None or engine.grammar_markers == "text",
+        text_markers=engine.lark_text_markers if syntax == "lark" else (),
         strict=strict,
         prompt=prompt,
     )
