@@ -83,7 +83,10 @@ def read_members(text: str) -> dict[str, Any]:
 
 def members_json(text: str) -> str:
     """The JSON of the object whose members ``text`` spells."""
-    quick = quick_members(text)
+    # The quick reading escapes each string and json reads it back, where the reference
+    # only finds its end: long members with few quote tokens (each has a '<', counted at C
+    # speed) are mostly string text, the reference's.
+    quick = quick_members(text) if len(text) <= 1024 + 64 * text.count("<") else None
     if quick is not None:
         return json.dumps(quick, ensure_ascii=False)
     return json.dumps(read_members(text), ensure_ascii=False)
@@ -91,15 +94,17 @@ def members_json(text: str) -> str:
 
 # The usual members (as the template writes them: strings quoted, bare words of name and
 # number characters, blanks only between tokens) spelled as JSON text token by token, so
-# json's C reader reads them: a string, a key (a bare word before its ':'), a bare value, or
-# any other character that is not structure or a blank (the quick reading declines).
+# json's C reader reads them.  Between the quote tokens (their strings taken apart, by
+# ``str.split``): a key (a bare word before its ':'), a bare value, or any other character
+# that is not structure or a blank (the quick reading declines).
 _TOKEN = re.compile(
-    r'<\|"\|>(?P<string>.*?)<\|"\|>'
-    r"|(?P<key>[A-Za-z0-9_.+\-]+)(?=[ \t\r\n]*:)"
+    r"(?P<key>[A-Za-z0-9_.+\-]+)(?=[ \t\r\n]*:)"
     r"|(?P<word>[A-Za-z0-9_.+\-]+)"
-    r"|[^{}\[\],: \t\r\n]",
-    re.DOTALL,
+    r"|[^{}\[\],: \t\r\n\x00]"
 )
+_JOIN = "\x00"
+"""What joins the pieces between strings for one pass of ``_TOKEN`` (a text holding it is
+the reference's)."""
 _WORDS = {"true": "true", "false": "false", "null": "null", "None": "null"}
 _QUICK_NESTING = 100
 """Deeper members are left to :func:`read_members` (whose recursion has a limit of its own)."""
@@ -111,8 +116,6 @@ class _Decline(Exception):
 
 def _json_token(match: re.Match[str]) -> str:
     kind = match.lastgroup
-    if kind == "string":
-        return encode_basestring(match.group("string"))
     if kind == "key":
         return '"' + match.group("key") + '"'
     if kind == "word":
@@ -126,14 +129,21 @@ def _json_token(match: re.Match[str]) -> str:
 
 def quick_members(text: str) -> dict[str, Any] | None:
     """What :func:`read_members` reads from ``text``, when the text is written the usual way
-    (see ``_TOKEN``) and nested at most ``_QUICK_NESTING`` deep; None: read it so.  The
-    blanks between tokens are JSON's, and each token becomes the JSON of the value the
-    reference reads from it, so json's reader of the whole takes exactly the texts the
-    reference takes (any other text is refused by one or the other: then None)."""
-    try:
-        spelled = "{" + _TOKEN.sub(_json_token, text) + "}"
+    (see ``_TOKEN``; its strings between pairs of quote tokens) and nested at most
+    ``_QUICK_NESTING`` deep; None: read it so.  The blanks between tokens are JSON's, and
+    each token becomes the JSON of the value the reference reads from it, so json's reader
+    of the whole takes exactly the texts the reference takes (any other text is refused by
+    one or the other: then None)."""
+    pieces = text.split(QUOTE)
+    if not len(pieces) % 2 or _JOIN in text:  # a quote token not closed; (no join left)
+        return None
+    try:  # (the pieces between the strings spelled by one pass, joined by _JOIN)
+        structure = _TOKEN.sub(_json_token, _JOIN.join(pieces[::2]))
     except _Decline:
         return None
+    pieces[::2] = structure.split(_JOIN)
+    pieces[1::2] = map(encode_basestring, pieces[1::2])
+    spelled = "{" + "".join(pieces) + "}"
     try:
         found = json.loads(spelled)
     except (ValueError, RecursionError):  # (the reference says why, or reads it otherwise)
