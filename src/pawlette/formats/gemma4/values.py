@@ -83,10 +83,13 @@ def read_members(text: str) -> dict[str, Any]:
 
 def members_json(text: str) -> str:
     """The JSON of the object whose members ``text`` spells."""
-    # The quick reading escapes each string and json reads it back, where the reference
-    # only finds its end: long members with few quote tokens (each has a '<', counted at C
-    # speed) are mostly string text, the reference's.
-    quick = quick_members(text) if len(text) <= 1024 + 64 * text.count("<") else None
+    # The quick reading has a cost of its own (json reads the spelled text and the depth
+    # is measured), more than the reference's on short members; and it escapes each string
+    # for json to read back, where the reference only finds its end: long members with few
+    # quote tokens (each has a '<', counted at C speed) are mostly string text.
+    size = len(text)
+    cheaper = size >= _QUICK_FROM and (size <= 1024 or size <= 64 * text.count("<"))
+    quick = quick_members(text) if cheaper else None
     if quick is not None:
         return json.dumps(quick, ensure_ascii=False)
     return json.dumps(read_members(text), ensure_ascii=False)
@@ -107,6 +110,8 @@ _JOIN = "\x00"
 the reference's)."""
 _WORDS = {"true": "true", "false": "false", "null": "null", "None": "null"}
 _QUICK_NESTING = 100
+_QUICK_FROM = 128
+"""Shorter members are read by the reference (faster there)."""
 """Deeper members are left to :func:`read_members` (whose recursion has a limit of its own)."""
 
 
