@@ -12,8 +12,10 @@ from hypothesis import strategies as st
 
 import pawlette
 from pawlette.engine.fold import fold, merge_assistant
-from pawlette.formats.gemma4.values import QUOTE, read_members, write_members
-from pawlette.openai import message_to_openai
+from pawlette.engine.machine import Parser
+from pawlette.engine.whole import read_whole
+from pawlette.formats.gemma4.values import QUOTE, quick_members, read_members, write_members
+from pawlette.openai import message_to_openai, tools_from_openai
 
 from ..helpers import feed_in_pieces, sequential_ids
 from ..support.small_bpe import small_tokenizer
@@ -237,3 +239,65 @@ def test_a_completion_is_over_at_its_turns_end_though_an_answer_may_follow_there
     assert GEMMA4.parse("Hi.<turn|>\n").message == {"role": "assistant", "content": "Hi."}
     parsed = GEMMA4.parse("Hi.<turn|>\nMore.")
     assert parsed.warnings and "text after the end of the turn" in parsed.warnings[0].message
+
+
+# Pieces of members text, usual and not: structure, JSON's blanks and others, quote tokens,
+# bare words of every kind the reference reads (numbers, constants, words, words with blanks
+# or characters JSON would escape).
+_PIECES = st.sampled_from(
+    [
+        *("{", "}", "[", "]", ",", ":", " ", "\n", "\t", "\x0b", "\xa0", QUOTE, QUOTE, "a"),
+        *("city", "1", "-2.5", "1e5", "1E-5", "01", "+1", ".5", "-", "1e999", "9" * 30, "true"),
+        *("None", "null", "false", "NaN", "x y", "é", '"', "\\", "<", "|", "\x00"),
+    ]
+)
+
+
+@given(
+    st.lists(_PIECES, max_size=24).map("".join)
+    | st.dictionaries(st.from_regex(r"[a-z_]{1,6}", fullmatch=True), JSON_VALUES, max_size=4).map(
+        write_members
+    )
+)
+def test_the_quick_reading_of_members_is_the_references(text: str) -> None:
+    """Where the quick reading takes members text, it reads what the reference reads; where
+    the reference refuses it, the quick reading does not take it."""
+    try:
+        expected: dict[str, Any] | None = read_members(text)
+    except ValueError:
+        expected = None
+    quick = quick_members(text)
+    if quick is not None:
+        assert expected is not None, text
+        assert json.dumps(quick, ensure_ascii=False) == json.dumps(expected, ensure_ascii=False)
+
+
+@given(st.dictionaries(st.from_regex(r"[a-z_]{1,6}", fullmatch=True), JSON_VALUES, max_size=4))
+def test_the_quick_reading_takes_members_as_the_template_writes_them(
+    arguments: dict[str, Any],
+) -> None:
+    assert quick_members(write_members(arguments)) == read_members(write_members(arguments))
+
+
+WHOLE_CASES = [
+    *(output for output, _, _ in PEER_CASES),
+    "Sunny all week.<turn|>",
+    "<|channel>thought\nThe user asks.<channel|>Let me look.<|tool_call>call:get_weather{city:"
+    '<|"|>Paris<|"|>,days:[1,2]}<tool_call|><|tool_response>',
+]
+
+
+@pytest.mark.parametrize("output", WHOLE_CASES, ids=lambda v: str(v)[:30])
+@pytest.mark.parametrize("tools", [(), tools_from_openai(TOOLS)])
+def test_a_plain_completion_is_read_whole_as_the_machine_reads_it(
+    output: str, tools: tuple[pawlette.Tool, ...]
+) -> None:
+    """The whole-text reading (pawlette.engine.whole) takes Gemma 4's plain completions,
+    calls and a turn's end included, and reads them exactly as the machine does."""
+    plain = read_whole(GEMMA4.grammar, output, None, sequential_ids(), tools)
+    assert plain is not None, output
+    events = Parser(GEMMA4.grammar, id_factory=sequential_ids(), tools=tools).read_all(output)
+    folded = fold(events, GEMMA4.grammar.fields)
+    assert folded.warnings == []
+    message = merge_assistant(folded.messages)
+    assert plain == (message, len(message.tool_calls))

@@ -456,10 +456,16 @@ class LeadDroppedReader:
     """Reads through ``inner``, the first text it is given without ``lead`` at its start."""
 
     __slots__ = ("_inner", "_lead")
+    whole_kind = "lead dropped"  # see pawlette.engine.whole
 
     def __init__(self, inner: Reader, lead: str) -> None:
         self._inner = inner
         self._lead = lead
+
+    def whole_lead(self) -> tuple[Reader, str]:
+        """The reader the text goes to and the lead dropped before it (the whole-text
+        reading's view of this one)."""
+        return self._inner, self._lead
 
     def feed(self, text: str, offset: int) -> None:
         lead = self._lead

@@ -14,7 +14,7 @@ import re
 
 from ...declare.named_calls import CallParts, begin_call, malformed_call
 from ...engine.machine import Parser
-from ...types import ToolCallDelta, ToolCallEnd, ToolCallStart
+from ...types import Tool, ToolCallDelta, ToolCallEnd, ToolCallStart
 from .values import ValueSyntaxError, members_json
 
 _HEAD = re.compile(r"\s*call:\s*([^{}\s]*)\s*\{")
@@ -26,6 +26,7 @@ class CallReader:
     """One call's text up to its close marker (``close``: that marker's text)."""
 
     __slots__ = ("_close", "_offset", "_parser", "_text")
+    whole_kind = "whole call"  # see pawlette.engine.whole: read by whole_call when plain
 
     def __init__(self, parser: Parser, close: str) -> None:
         self._parser = parser
@@ -74,3 +75,20 @@ class CallReader:
                 parts.raw = []
                 return
         malformed_call(parser, parts, problem, expected)
+
+    def whole_call(self, text: str, tools: tuple[Tool, ...]) -> tuple[str, str] | None:
+        """The name and arguments (JSON text) of a call whose whole text is ``text``, as
+        :meth:`close` reads it at its close in a completion parsed with ``tools``; None when
+        :meth:`close` would give it back (the machine then reads it and says why)."""
+        head = _HEAD.match(text)
+        body = text.rstrip()
+        if head is None or not body.endswith("}") or not head.group(1):
+            return None
+        name = head.group(1)
+        if tools and all(tool.name != name for tool in tools):
+            return None
+        try:
+            arguments = members_json(body[head.end() : -1])
+        except Exception:  # (whatever the arguments raise, the machine raises or reports)
+            return None
+        return name, arguments
