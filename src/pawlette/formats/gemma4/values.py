@@ -21,12 +21,13 @@ not quoted), an object's key order (sorted), and a number's spelling (``1.50`` i
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Mapping
 from json.encoder import encode_basestring
 from typing import Any
 
-from ...engine.call_arguments import nested_deeper
+from ...engine.call_arguments import MAX_NESTING, nested_deeper
 
 QUOTE = '<|"|>'
 """The quote token around strings."""
@@ -74,8 +75,10 @@ class ValueSyntaxError(ValueError):
 
 
 def read_members(text: str) -> dict[str, Any]:
-    """The object whose members ``text`` spells (the text between a call's braces)."""
-    value, end = _object(text, 0, closed=False)
+    """The object whose members ``text`` spells (the text between a call's braces): nested
+    at most ``MAX_NESTING`` deep, its numbers within a double's range, as JSON arguments are
+    held everywhere (else :class:`ValueSyntaxError`)."""
+    value, end = _object(text, 0, closed=False, depth=1)
     if text[end:].strip():
         raise ValueSyntaxError(f"{text[end : end + 20]!r} after the arguments", end)
     return value
@@ -128,7 +131,11 @@ def _json_token(match: re.Match[str]) -> str:
         written = _WORDS.get(word)
         if written is not None:
             return written
-        return word if _NUMBER.fullmatch(word) else '"' + word + '"'
+        if not _NUMBER.fullmatch(word):
+            return '"' + word + '"'
+        if "e" in word.lower() and math.isinf(float(word)):
+            raise _Decline  # (beyond a double: the reference says so)
+        return word
     raise _Decline
 
 
@@ -164,9 +171,11 @@ def _blank(text: str, at: int) -> int:
     return at
 
 
-def _object(text: str, at: int, *, closed: bool) -> tuple[dict[str, Any], int]:
+def _object(text: str, at: int, *, closed: bool, depth: int) -> tuple[dict[str, Any], int]:
     """Members from ``at`` up to ``}`` (``closed``: the brace must come, and is read) or the
-    end of the text."""
+    end of the text; ``depth``: the object's nesting (the arguments' own is 1)."""
+    if depth > MAX_NESTING:
+        raise ValueSyntaxError(f"arguments nested deeper than {MAX_NESTING}", at)
     found: dict[str, Any] = {}
     at = _blank(text, at)
     first = True
@@ -177,7 +186,7 @@ def _object(text: str, at: int, *, closed: bool) -> tuple[dict[str, Any], int]:
             at = _blank(text, at + 1)
         first = False
         key, at = _key(text, at)
-        value, at = _value(text, _blank(text, at))
+        value, at = _value(text, _blank(text, at), depth)
         found[key] = value
         at = _blank(text, at)
     if closed:
@@ -206,7 +215,7 @@ def _key(text: str, at: int) -> tuple[str, int]:
     return key, at + 1
 
 
-def _value(text: str, at: int) -> tuple[Any, int]:
+def _value(text: str, at: int, depth: int) -> tuple[Any, int]:
     if text.startswith(QUOTE, at):
         end = text.find(QUOTE, at + len(QUOTE))
         if end < 0:
@@ -215,19 +224,24 @@ def _value(text: str, at: int) -> tuple[Any, int]:
     if at >= len(text):
         raise ValueSyntaxError("no value", at)
     if text[at] == "{":
-        return _object(text, at + 1, closed=True)
+        return _object(text, at + 1, closed=True, depth=depth + 1)
     if text[at] == "[":
-        return _array(text, at + 1)
+        return _array(text, at + 1, depth + 1)
     end = at
     while end < len(text) and text[end] not in ",}]" and not text.startswith(QUOTE, end):
         end += 1
     word = text[at:end].strip()
     if not word:
         raise ValueSyntaxError(f"{text[at]!r} where a value belongs", at)
-    return _scalar(word), end
+    value = _scalar(word)
+    if isinstance(value, float) and math.isinf(value):
+        raise ValueSyntaxError(f"the number {word!r} beyond a double's range", at)
+    return value, end
 
 
-def _array(text: str, at: int) -> tuple[list[Any], int]:
+def _array(text: str, at: int, depth: int) -> tuple[list[Any], int]:
+    if depth > MAX_NESTING:
+        raise ValueSyntaxError(f"arguments nested deeper than {MAX_NESTING}", at)
     items: list[Any] = []
     at = _blank(text, at)
     first = True
@@ -237,7 +251,7 @@ def _array(text: str, at: int) -> tuple[list[Any], int]:
                 raise ValueSyntaxError(f"{text[at]!r} between items; expected ','", at)
             at = _blank(text, at + 1)
         first = False
-        value, at = _value(text, at)
+        value, at = _value(text, at, depth)
         items.append(value)
         at = _blank(text, at)
     if at >= len(text):
