@@ -365,7 +365,7 @@ def _as_array(text: str) -> tuple[str, str | None]:
             break
         try:
             _, after = decoder.raw_decode(text, position)
-        except ValueError:
+        except (ValueError, RecursionError):  # (json recurses per level: load_json says why)
             _, problem = load_json(text[position:])
             return text, problem or "not one JSON object after another"
         values.append(text[position:after])

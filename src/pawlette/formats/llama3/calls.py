@@ -80,7 +80,7 @@ def joined_calls(
             break
         try:
             _, end = DECODER.raw_decode(text, position)
-        except ValueError:
+        except (ValueError, RecursionError):  # (json recurses per level of nesting)
             return None
         value, problem = load_json(text[position:end])
         if problem is None and _has_duplicate_key(text[position:end]):
