@@ -1,6 +1,6 @@
 """A model's call whose arguments nest thousands deep, in every format's own call syntax: parse
 never raises on model output (Python's ``json`` raises ``RecursionError`` past its stack, and
-two readers had let it out); the call is given back as text with a warning, or refused with
+three readers had let it out); the call is given back as text with a warning, or refused with
 ``ParseError`` when strict."""
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ def _completion(fmt: pawlette.Format) -> str | None:
     return turn.replace(written, DEEP)
 
 
-@pytest.mark.parametrize("name", list(pawlette.formats()))
+@pytest.mark.parametrize("name", [*pawlette.formats(), "kimi:k3"])  # (K3: a reader of its own)
 def test_arguments_nested_past_the_stack_are_text_not_an_exception(name: str) -> None:
     fmt = pawlette.get_format(name)
     completion = _completion(fmt)

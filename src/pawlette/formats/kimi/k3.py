@@ -52,7 +52,7 @@ from pawlette.emit.grammar_ast import (
     seq,
 )
 from pawlette.emit.turn_rules import json_value
-from pawlette.engine.call_arguments import arguments_problem
+from pawlette.engine.call_arguments import arguments_problem, load_json
 from pawlette.engine.readers import WholeTextReader
 from pawlette.errors import FormatError, RequestError
 from pawlette.types import MetadataItem, Tool, ToolCallDelta, ToolCallEnd, ToolCallStart
@@ -547,9 +547,8 @@ def read_call(
         if kind == "string":
             arguments[key] = value
         elif kind in _JSON_TYPES:
-            try:
-                typed = json.loads(value)
-            except json.JSONDecodeError:
+            typed, problem = load_json(value)  # (strict and nested at most 100 deep)
+            if problem is not None:
                 return f"argument {key!r}: {value[:40]!r} is not JSON of type {kind}", None, None
             if not isinstance(typed, _JSON_TYPES[kind]) or (
                 kind == "number" and isinstance(typed, bool)
