@@ -375,6 +375,13 @@ class ArgumentsReader:
         """Whether only the call's own close ends it (see pawlette.engine.whole)."""
         return self._closed
 
+    def whole_mints_own_ids(self) -> bool:
+        """Whether a call written without an id is given one of its concept's declared shape
+        (Mistral's nine letters and digits), which only this reader mints (see
+        pawlette.engine.whole)."""
+        concept = getattr(self._served_id, "__self__", None)  # (the bound CallConcept.served_id)
+        return getattr(concept, "id_shape", None) is not None
+
     def _start(self, parts: CallParts) -> None:
         parser = self._parser
         parts.generated = parts.call_id is None

@@ -137,8 +137,7 @@ def _kind_of(reader: Reader) -> _StateReading | None:
             if not begins:
                 return None
         closed = kind == _CALL_ARGUMENTS and reader.whole_closed()  # type: ignore[attr-defined]
-        served = getattr(reader, "_served_id", None)
-        if getattr(getattr(served, "__self__", None), "id_shape", None) is not None:
+        if kind == _CALL_ARGUMENTS and reader.whole_mints_own_ids():  # type: ignore[attr-defined]
             return None  # ids of a declared shape are minted by the concept: the machine's
         return _StateReading(
             kind, envelope, refused, lead, whole_call, read_name=read_name, closed=closed

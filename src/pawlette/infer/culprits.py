@@ -105,22 +105,22 @@ def _filled(role: str) -> Callable[[Request], None]:
     return fill
 
 
-def _alternating(request: Request) -> None:
-    kept: list[dict[str, Any]] = []
-    for message in _messages(request):
-        if kept and message["role"] == "user" and kept[-1]["role"] == "user":
-            continue
-        kept.append(message)
-    request["messages"] = kept
+def _no_repeats(role: str) -> Callable[[Request], None]:
+    """A change that keeps the first of each run of ``role`` messages in a row."""
+
+    def keep_first(request: Request) -> None:
+        kept: list[dict[str, Any]] = []
+        for message in _messages(request):
+            if kept and message["role"] == role and kept[-1]["role"] == role:
+                continue
+            kept.append(message)
+        request["messages"] = kept
+
+    return keep_first
 
 
-def _one_answer(request: Request) -> None:
-    kept: list[dict[str, Any]] = []
-    for message in _messages(request):
-        if kept and message["role"] == "assistant" and kept[-1]["role"] == "assistant":
-            continue
-        kept.append(message)
-    request["messages"] = kept
+_alternating = _no_repeats("user")
+_one_answer = _no_repeats("assistant")
 
 
 def _no_leading_answers(request: Request) -> None:

@@ -395,7 +395,7 @@ def _place(
     found = insertions(tokens, with_text, with_text_tools)
     system = draft.frames["system"]
     position = with_text.find(s1)
-    trail = _first_trail(draft)
+    trail = text_of(_first_system_text(draft).trail)
     if trail and s1 + trail in with_text and s1 + trail not in with_text_tools:
         return _trail_after_block(draft, with_text_tools, s1, trail, block_of)
     if len(found) == 1 and not found[0][1]:
@@ -425,7 +425,7 @@ def _place(
         # '\n# Tools...' before the '\n' that opens the system text).
         ahead = _ahead(with_text, offset, inserted, position)
         first = around if offset == position else None if ahead is None else block_of(ahead)
-        lead = _first_lead(draft)
+        lead = text_of(_first_system_text(draft).lead)
         if first is None and lead and offset == position - len(lead):
             first = around  # (before what the first system text's lead: Spark2.5's)
         inside = None if around is None else _inside_preamble(draft, with_text, offset, around)
@@ -842,13 +842,13 @@ def _turn_taken_out(base: str, blank: str, s1: str, system: FrameText) -> bool:
     return False
 
 
-def _first_trail(draft: Draft) -> str:
-    """What the template writes after the first system message's text (the draft's
-    :class:`FirstSystemText` trail), or nothing."""
+def _first_system_text(draft: Draft) -> FirstSystemText:
+    """The draft's :class:`FirstSystemText` (what the template writes before and after the
+    first system message's text), or one that writes nothing."""
     for concept in draft.concepts:
         if isinstance(concept, FirstSystemText):
-            return text_of(concept.trail)
-    return ""
+            return concept
+    return FirstSystemText()
 
 
 def _trail_after_block(
@@ -891,15 +891,6 @@ def _trail_after_block(
         )
     draft.concepts.append(ThinkingLine(line))
     return "system", around[0], around[1], False, separator
-
-
-def _first_lead(draft: Draft) -> str:
-    """What the template writes before the first system message's text (the draft's
-    :class:`FirstSystemText` lead), or nothing."""
-    for concept in draft.concepts:
-        if isinstance(concept, FirstSystemText):
-            return text_of(concept.lead)
-    return ""
 
 
 def _system_prompt(draft: Draft) -> SystemPrompt | None:
