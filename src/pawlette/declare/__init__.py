@@ -40,6 +40,7 @@ from .json_calls import JsonCalls
 from .layout import Frame, Layout
 from .named_calls import NamedCalls
 from .names import Names
+from .no_prompt import NoPromptAfter
 from .pieces import Fence, Lit, Marker, Option, fence, text_of
 from .prompt_always import PromptAlways
 from .prompt_rest import PromptRest
@@ -74,6 +75,7 @@ __all__ = [
     "Marker",
     "NamedCalls",
     "Names",
+    "NoPromptAfter",
     "Option",
     "PromptAlways",
     "PromptRest",

@@ -12,13 +12,14 @@ the writer            ``check``, ``write_start``, ``write_message`` (roles in
                       ``claims``), ``write_before``, ``turn_open``,
                       ``write_opening``, ``write_content``, ``write_closing``,
                       ``turn_end``, ``write_after``, ``write_prompt``,
-                      ``write_finish``, ``wants_system_turn``
+                      ``write_finish``, ``wants_system_turn``, ``writes_prompt``
 the parse table       ``rows``
 the Jinja template    ``jinja_setup``, ``jinja_start``, ``jinja_message``,
                       ``jinja_wants_system_turn``,
                       ``jinja_before``, ``jinja_open``, ``jinja_lead``, ``jinja_opening``,
                       ``jinja_content``, ``jinja_closing``, ``jinja_end``,
-                      ``jinja_after``, ``jinja_prompt``, ``jinja_finish``
+                      ``jinja_after``, ``jinja_prompt``, ``jinja_finish``,
+                      ``jinja_writes_prompt``
 the turn grammar      ``grammar``
 all of them           ``escapes_markers``, ``encode_cuts``, ``stops``,
                       ``trims_content``
@@ -56,6 +57,7 @@ from typing import TYPE_CHECKING, ClassVar, get_args, get_type_hints
 from .pieces import Fence, Marker, pieces_in
 
 if TYPE_CHECKING:  # (the types a concept's hooks take, for concept modules to import here)
+    from ..types import Message
     from .grammar import Turn as Turn
     from .jinja import Template as Template
     from .layout import Layout as Layout
@@ -317,6 +319,12 @@ class Concept(metaclass=ConceptType):
         """At the end of the conversation: after the last message, and after the generation
         prompt when there is one (``out.prompt``)."""
 
+    def writes_prompt(self, messages: tuple[Message, ...]) -> bool:
+        """Whether the template writes the generation prompt after ``messages`` when it is
+        asked for (False: the render asked for it is the render without it, ``out.prompt``
+        False for every hook).  True by default."""
+        return True
+
     # ------------------------------------------------------------------ the parse table
 
     def rows(self, table: Table) -> None:
@@ -374,6 +382,12 @@ class Concept(metaclass=ConceptType):
     def jinja_finish(self, out: Template) -> None:
         """The counterpart of :meth:`write_finish` (after the generation prompt's branch;
         ``add_generation_prompt`` tells the two cases apart)."""
+
+    def jinja_writes_prompt(self) -> str:
+        """The counterpart of :meth:`writes_prompt`: a Jinja test of ``messages``, true where
+        the template writes the generation prompt (the exported template sets
+        ``add_generation_prompt`` false where it fails, before anything reads it)."""
+        return "true"
 
     # ------------------------------------------------------------------ the turn grammar
 

@@ -308,6 +308,19 @@ class Template:
 
             head.insert(0, escape_macro(compile_table(layout).markers).strip())
         head.append("{%- set has_tools = tools is defined and tools is not none and tools -%}")
+        gates = [
+            concept.jinja_writes_prompt()
+            for concept in layout.concepts
+            if overrides(concept, "jinja_writes_prompt")
+        ]
+        if gates:
+            # Where the template writes no generation prompt, asked for or not (after an
+            # answer, Reka Edge's), the render is the one without it: every branch reads so.
+            tests = " and ".join(f"({test})" for test in gates)
+            head.append(
+                "{%- set add_generation_prompt = add_generation_prompt is defined"
+                f" and add_generation_prompt and {tests} -%}}"
+            )
         namespace = ", ".join(f"{key}={value}" for key, value in self.namespace.items())
         head.append(f"{{%- set ns = namespace({namespace}) -%}}")
         if self.last_query:

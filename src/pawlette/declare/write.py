@@ -502,7 +502,7 @@ def refuse_unhandled(out: Render) -> None:
 def writer_of(layout: Layout) -> WriteConversation:
     """The generic render function of a layout: the reference the compiled one
     (:func:`compiled_writer_of`) is tested against."""
-    return _generic(Plan(layout))
+    return _prompted(layout, _generic(Plan(layout)))
 
 
 def compiled_writer_of(layout: Layout) -> WriteConversation:
@@ -510,7 +510,25 @@ def compiled_writer_of(layout: Layout) -> WriteConversation:
     compiled (:mod:`pawlette.compile`), with the generic writer of the same plan as its
     reference."""
     plan = Plan(layout)
-    return compiled_writer(plan, Render, refuse_unhandled, _generic(plan))
+    return _prompted(layout, compiled_writer(plan, Render, refuse_unhandled, _generic(plan)))
+
+
+def _prompted(layout: Layout, write: WriteConversation) -> WriteConversation:
+    """``write``, asked for the generation prompt only where every concept says the template
+    writes it after the messages (:meth:`Concept.writes_prompt`): elsewhere a render asked for
+    it is the render without it, as the template's is."""
+    gates = tuple(
+        concept.writes_prompt for concept in layout.concepts if overrides(concept, "writes_prompt")
+    )
+    if not gates:
+        return write
+
+    def gated(
+        writer: Writer, messages: tuple[Message, ...], tools: tuple[Tool, ...], prompt: bool
+    ) -> None:
+        write(writer, messages, tools, prompt and all(gate(messages) for gate in gates))
+
+    return gated
 
 
 def _generic(plan: Plan) -> WriteConversation:

@@ -438,6 +438,9 @@ def r1_layout(options: DeepseekOptions) -> Layout:
     opened = fence(ASSISTANT, THINK, "\n")
     prompt = opened if options.thinking else fence(ASSISTANT, THINK, "\n", THINK_END)
     user_end = fence(EOS) if options.version == "r1-llamacpp" else ()
+    # llama.cpp's template prompts after an answer or the system text alone as after a user
+    # message; the others open no block there.
+    prompted = ("user", "assistant", "system") if options.version == "r1-llamacpp" else ("user",)
     return Layout(
         name="deepseek",
         summary="DeepSeek R1: <｜User｜>/<｜Assistant｜>, bare system, <think> opened by the prompt",
@@ -446,7 +449,9 @@ def r1_layout(options: DeepseekOptions) -> Layout:
             "system": Frame(),
             "user": Frame(open=fence(USER), end=user_end),
             "assistant": Frame(
-                open=fence(ASSISTANT), end=fence(EOS), prompt_after={"user": prompt}
+                open=fence(ASSISTANT),
+                end=fence(EOS),
+                prompt_after=dict.fromkeys(prompted, prompt),
             ),
             "tool": Frame(open=fence(OUTPUT), end=fence(OUTPUT_END)),
         },

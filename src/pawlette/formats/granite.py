@@ -95,6 +95,7 @@ from pawlette.declare import (
     JsonCalls,
     Layout,
     Marker,
+    NoPromptAfter,
     Option,
     Reasoning,
     Results,
@@ -214,6 +215,9 @@ def granite_3_3(options: GraniteOptions) -> Layout:
             Reasoning(open=fence(THINK), close=fence(THINK_END), keep="none"),
             Ignored(("name", "calls")),
             Results(),
+            # The template's loop writes the prompt, and skips the system message: none
+            # after the system message alone.
+            NoPromptAfter(roles=(), system_alone=True),
         ),
         options=options,
         from_options=layout,

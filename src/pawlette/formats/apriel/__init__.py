@@ -155,6 +155,7 @@ from pawlette.declare import (
     Ignored,
     Layout,
     Marker,
+    NoPromptAfter,
     Results,
     declare,
     fence,
@@ -250,6 +251,8 @@ def layout(options: AprielOptions) -> Layout:
             ),
             Results(),
             Ignored(("name", "reasoning")),
+            # The template writes no generation prompt after an answer, asked for or not.
+            NoPromptAfter(),
         ),
         options=options,
         from_options=layout,

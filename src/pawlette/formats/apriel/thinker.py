@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pawlette.declare import Fence, Frame, Ignored, Layout, Marker, Results, fence
+from pawlette.declare import Fence, Frame, Ignored, Layout, Marker, NoPromptAfter, Results, fence
 
 from .calls import IdsBeforeLast
 from .final_response import FinalResponse, LastTurnOpen
@@ -99,7 +99,6 @@ def layout(options: AprielOptions, variants: dict[str, AprielOptions]) -> Layout
                 prompt_after={
                     "start": fence(*prompt),
                     "user": fence(*prompt),
-                    "assistant": fence(*prompt),
                     "system": fence(SYSTEM_AFTER, *prompt),
                     "tool": fence(TOOL_AFTER, *prompt),
                 },
@@ -125,6 +124,8 @@ def layout(options: AprielOptions, variants: dict[str, AprielOptions]) -> Layout
             Results(),
             LastTurnOpen(after=fence("\n"), trails=TRAILS),
             Ignored(("name",)),
+            # The template writes no generation prompt after an answer, asked for or not.
+            NoPromptAfter(),
         ),
         options=options,
         from_options=family_layout,

@@ -207,7 +207,8 @@ def translate_layout(options: GemmaOptions) -> Layout:
         open=fence(START, "model\n" + ANSWER_LAYOUT),
         end=fence(END),
         after=fence("\n"),
-        prompt_after={"user": fence(START, "model\n")},
+        # The template's prompt, after a user message or an answer alike.
+        prompt_after=dict.fromkeys(("user", "assistant"), fence(START, "model\n")),
     )
     return Layout(
         name="gemma",

@@ -106,6 +106,7 @@ from pawlette.declare import (
     JsonCalls,
     Layout,
     Marker,
+    NoPromptAfter,
     Results,
     declare,
     fence,
@@ -177,6 +178,9 @@ def layout(options: GigaChatOptions) -> Layout:
             ),
             Results(),
             Ignored(("name", "reasoning")),
+            # The template's loop writes the prompt after a message that is no answer: none
+            # after an answer, none after the system message alone (the loop skips it).
+            NoPromptAfter(roles=("assistant",), system_alone=True),
         ),
         options=options,
         from_options=layout,

@@ -106,6 +106,7 @@ from pawlette.declare import (
     Ignored,
     Layout,
     Marker,
+    NoPromptAfter,
     Results,
     Switch,
     SystemPrompt,
@@ -247,6 +248,8 @@ def layout(options: Hy3Options) -> Layout:
                 item_close=fence("\n", RESPONSE_END, "\n"),
             ),
             UnendedLastTurn(),
+            # The template writes no generation prompt after an answer, asked for or not.
+            NoPromptAfter(),
         ),
         options=options,
         from_options=layout,

@@ -94,6 +94,7 @@ from pawlette.declare import (
     Ignored,
     Layout,
     Marker,
+    NoPromptAfter,
     PromptRest,
     Results,
     SystemPrompt,
@@ -174,6 +175,8 @@ def layout(options: RekaOptions) -> Layout:
                 item_open=fence(RESPONSE, "\n"),
                 item_close=fence("\n", RESPONSE_END),
             ),
+            # The template writes no generation prompt after an answer, asked for or not.
+            NoPromptAfter(),
             PromptRest(prompt=PROMPT, rest=" ", trainable=True),  # last: it copies the others' rows
         ),
         options=options,
