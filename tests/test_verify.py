@@ -307,13 +307,7 @@ def test_a_format_that_cannot_read_its_templates_calls_fails_verify() -> None:
 # What a declared family writes otherwise than its template, and so does not read back: a
 # known defect of the family, not of the check (verify reports it as an unexplained render
 # difference too).
-KNOWN_UNREAD = {
-    # An answer after the system message alone: the template writes no generation prompt
-    # after a system message, the family writes the assistant's opener.
-    "GigaChat3-10B-A1.8B": "gigachat",
-    "GigaChat3.1-10B-A1.8B": "gigachat:3.1",
-    "ibm-granite-granite-3.3-2B-Instruct": "granite:3.3",
-}
+KNOWN_UNREAD: dict[str, str] = {}
 
 
 def test_every_declared_family_reads_back_its_templates_own_turns() -> None:

@@ -13,7 +13,8 @@ Variants (reference: llama.cpp's ``models/templates``):
   ``r1-no-thinking`` (prompt ``<｜Assistant｜><think>\\n</think>``):
   ``...-R1-Distill-Qwen-32B`` by default (a llama.cpp edit), and ``r1`` the same with its
   ``enable_thinking``; ``r1-llamacpp``: ``llama-cpp-deepseek-r1`` (every user turn ends with
-  ``<｜end▁of▁sentence｜>``).  Past turns are ``<｜Assistant｜>TEXT<｜end▁of▁sentence｜>``
+  ``<｜end▁of▁sentence｜>``, and the prompt after an answer or the system text alone is the
+  one after a user turn).  Past turns are ``<｜Assistant｜>TEXT<｜end▁of▁sentence｜>``
   with no reasoning (the templates cut it: a recorded loss); a model writes
   ``reasoning\\n</think>\\n\\nanswer`` after the prompt, read as llama.cpp reads it (a doubled
   ``<think>`` or an unopened ``</think>`` stays text, with a warning).  Calls are read as R1

@@ -64,6 +64,10 @@ in llama.cpp's ``models/templates``; the two differ only in the default system t
   ``thinking`` is the option of that name.  Either default reads back as no message.
 - The tools are a turn of their own after the system turn: ``<|start_of_role|>
   available_tools<|end_of_role|>`` and the tools as one JSON array (``tojson(indent=4)``).
+- The generation prompt is written inside the template's message loop, which skips a
+  leading system message: after the system message alone none is written, asked for or not.
+  The model then writes its turn's opener itself, and reading a completion takes an opener
+  it begins with as layout.
 - Calls are not written (the template writes an assistant turn's text only: a recorded
   loss); results are ``tool`` turns, one per message.  Reasoning is not written; a
   completion's ``<think>...</think>`` is read as reasoning (llama.cpp reads it so).

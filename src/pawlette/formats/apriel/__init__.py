@@ -136,11 +136,10 @@ Remaining differences from the templates (both): a call name is written as a JSO
 template writes it between quotes unescaped); a string's ``repr`` in the tools keeps
 private-use, unassigned and astral characters Python would escape; the template's
 ``content`` role, its ``chosen`` field and its ``[IMG]`` placeholder for images are not
-declared (no OpenAI request carries them; an image part is refused).  Apriel 1.6: a
-generation prompt asked for after a last assistant message is written, after that turn's end
-(the template writes neither there); the template writes a call's id only when the call has one (every call pawlette
-writes has one); its ``training_prompt`` variable (an end on the last turn too) is not
-declared.
+declared (no OpenAI request carries them; an image part is refused).  Apriel 1.6: the
+template writes a call's id only when the call has one (every call pawlette writes has one);
+its ``training_prompt`` variable (an end on the last turn too) is not declared.  Neither
+template writes a generation prompt after an answer, asked for or not, nor does pawlette.
 """
 
 # ruff: noqa: E501  (the docstring shows the wire format as it is)

@@ -15,7 +15,7 @@ on with its reasoning, then the marker, then its answer.
   own.  The turn grammars leave the block optional: the marker is text, which no grammar can
   make a model write.
 - :class:`LastTurnOpen`: the template writes no end on the conversation's last message (the
-  assistant's ``\\n<|end|>``; a generation prompt after it follows the whole turn), and a
+  assistant's ``\\n<|end|>``, after which the template writes no generation prompt), and a
   system or tool turn's trailing layout, which the next turn's opener holds, when that turn
   is the last (see :mod:`.thinker`).
 """
@@ -53,8 +53,8 @@ def _is_last(out: Render, index: int) -> bool:
 
 
 def _unended(out: Render, index: int) -> bool:
-    """The turn the conversation ends on, with no generation prompt after it (which the
-    template never writes after an assistant message: a prompt there follows a whole turn)."""
+    """The turn the conversation ends on, with no generation prompt after it (the template
+    writes none after an assistant message, asked for or not: ``NoPromptAfter``)."""
     return _is_last(out, index) and not out.prompt
 
 

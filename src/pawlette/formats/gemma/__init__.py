@@ -61,7 +61,8 @@ TranslateGemma is trained on them: every user message is a text to translate.
 
 - **A past answer** opens ``<start_of_turn>model`` and a newline, then, as the template's
   own layout writes it, another newline and eight spaces before its trimmed text; the
-  generation prompt stops after the first newline, and what the model writes after it is
+  generation prompt (after a user message or an answer alike) stops after the first newline,
+  and what the model writes after it is
   read with or without that run (:class:`~pawlette.declare.PromptRest`).
 - **Refused**, as the template refuses: a system or tool message, roles out of turn, and an
   assistant message without text (calls alone).  The request's tools, calls beside text,

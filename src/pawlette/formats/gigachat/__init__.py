@@ -67,6 +67,11 @@ Decisions:
 - **Results**: each tool message a ``function result`` turn, its text as given.
 - Names and ``reasoning_content`` are not written (recorded losses; the template has no
   reasoning).
+- **The generation prompt**, ``assistant<|role_sep|>`` and a line break, is written as the
+  templates write it: after a last message that is no answer, inside their message loop.
+  After an answer, or after a conversation that is the system message alone (which the loop
+  skips), none is written, asked for or not; the model then writes its turn's opener itself,
+  and reading a completion takes an opener it begins with as layout.
 - **The stop**, GigaChat 3: ``</s>``, not ``<|message_sep|>``: the model writes
   ``<|message_sep|>`` and goes on to its ``function call`` turn (llama.cpp's handler keeps it
   as a token and reads the call after it), so an engine stopping there would cut every call
@@ -85,9 +90,7 @@ Remaining differences from the templates (both): a call name is written as a JSO
 template writes it between quotes unescaped); arguments given as text are written as the
 JSON of their value (the template writes the caller's text as it is); content given as
 parts is written as its text (the template writes the list's JSON); a conversation that is
-one system message and no other, with tools, gets no tools turn (the template writes it);
-a generation prompt asked for after a last assistant message is written (the templates write
-none there: they prompt only after another role's message).
+one system message and no other, with tools, gets no tools turn (the template writes it).
 The ``bos_token`` is none: the family's ``tokenizer_config.json`` could not be checked.
 GigaChat 3.1's template passes every message through the turn writer that writes calls, so
 it writes the first call of a system, user or tool message that has ``tool_calls``;

@@ -79,15 +79,15 @@ Decisions:
   ``</tool_responses:opensource>`` group, each result ``<tool_response:opensource>\\nR
   \\n</tool_response:opensource>\\n``.  A message's ``name`` and a tool message's ``name`` are
   not written (recorded losses).
+- **No generation prompt after an answer**: asked for one after a conversation that ends with
+  an assistant message, the template writes none and leaves that turn open, as it does
+  without the prompt; so does pawlette.
 
 Remaining differences from the template (none of them in the conversations
 ``pawlette detect`` and the models page compare, which render identically):
 
 - Its ``is_training``, ``raw_last_assistant``, ``preserved_thinking`` and
   ``fallback_strategy`` variables are not options (their defaults are what pawlette writes).
-- Asked for a generation prompt after a conversation that ends with an assistant message,
-  the template writes no prompt and leaves that turn open; pawlette ends the turn with
-  ``<｜hy_eos:opensource｜>`` and writes the prompt, as after any past turn.
 - The template writes a run of results with no ``<tool_responses:opensource>`` opener when no
   assistant turn with calls came before it since the last such run (its flag is reset only by
   a turn of calls); pawlette opens every run.

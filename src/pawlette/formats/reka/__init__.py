@@ -51,6 +51,7 @@ fences above are declared as markers, as the template's instructions name them):
   (``PromptRest``): the model writes the space, read as layout, not text.  In a past turn
   the space is trainable, the first thing the model writes (a tokenizer joins it to the
   text after it, as the model produces it after the prompt).
+  After an answer the template writes no prompt, asked for or not, nor does pawlette.
 - **The end** is ``\\n\\n<sep>`` as written; reading also ends the turn at a ``<sep>``
   right after the text or the calls (``<sep>`` ends every other turn), so a grammar that
   lets the model stop after free text (whose newlines it may have written) reads back.
