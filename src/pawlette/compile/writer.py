@@ -658,7 +658,7 @@ def _conversation(source: _Source, plan: Any, claimed: dict[str, str]) -> None:
         source.line("else:")
         source.line("    out.turn(index)")
     source.depth -= 1
-    source.line("if prompt:")
+    source.line("if out.prompt:")  # (asked for, and written after these messages)
     source.line("    generation_prompt(out)")
     for call in source.calls("finish", plan.finish, "out"):
         source.line(call)

@@ -129,6 +129,9 @@ class Plan:
         self.start = hooked("write_start")
         self.wants_system = hooked("wants_system_turn")
         self.prompt = hooked("write_prompt")
+        self.writes_prompt = hooked("writes_prompt")
+        """Whether the template writes the generation prompt after the messages: asked for
+        it where one of these says no, a render is the render without it."""
         self.finish = hooked("write_finish")
         self.turns = {role: TurnHooks(concepts, role, layout.frames.get(role)) for role in ROLES}
         assistant = self.turns["assistant"]
@@ -237,7 +240,11 @@ class Render:
         self.writer = writer
         self.messages = messages
         self.tools = tools
+        if prompt and plan.writes_prompt:
+            prompt = all(writes(messages) for writes in plan.writes_prompt)
         self.prompt = prompt
+        """Whether the render ends with the generation prompt: asked for, and written by the
+        template after these messages (:meth:`Concept.writes_prompt`)."""
         self.previous: str | None = None
         self.role: str | None = None
         self.index = -1
@@ -502,7 +509,7 @@ def refuse_unhandled(out: Render) -> None:
 def writer_of(layout: Layout) -> WriteConversation:
     """The generic render function of a layout: the reference the compiled one
     (:func:`compiled_writer_of`) is tested against."""
-    return _prompted(layout, _generic(Plan(layout)))
+    return _generic(Plan(layout))
 
 
 def compiled_writer_of(layout: Layout) -> WriteConversation:
@@ -510,25 +517,7 @@ def compiled_writer_of(layout: Layout) -> WriteConversation:
     compiled (:mod:`pawlette.compile`), with the generic writer of the same plan as its
     reference."""
     plan = Plan(layout)
-    return _prompted(layout, compiled_writer(plan, Render, refuse_unhandled, _generic(plan)))
-
-
-def _prompted(layout: Layout, write: WriteConversation) -> WriteConversation:
-    """``write``, asked for the generation prompt only where every concept says the template
-    writes it after the messages (:meth:`Concept.writes_prompt`): elsewhere a render asked for
-    it is the render without it, as the template's is."""
-    gates = tuple(
-        concept.writes_prompt for concept in layout.concepts if overrides(concept, "writes_prompt")
-    )
-    if not gates:
-        return write
-
-    def gated(
-        writer: Writer, messages: tuple[Message, ...], tools: tuple[Tool, ...], prompt: bool
-    ) -> None:
-        write(writer, messages, tools, prompt and all(gate(messages) for gate in gates))
-
-    return gated
+    return compiled_writer(plan, Render, refuse_unhandled, _generic(plan))
 
 
 def _generic(plan: Plan) -> WriteConversation:
@@ -550,7 +539,7 @@ def _generic(plan: Plan) -> WriteConversation:
                 out.turn(index)
             else:
                 claimed(out, index)
-        if prompt:
+        if out.prompt:
             out.generation_prompt()
         for finish in plan.finish:
             finish(out)
