@@ -103,6 +103,10 @@ class ToolsBlock(Concept):
       written even when the request has no tools, with nothing between them (Firefunction
       v2's template writes its functions instruction and an empty list in every first system
       turn; Cohere's Command A MoE an empty tools listing in its first turn).
+    - ``equal_users``: with ``place="before_last_user"``, the block also comes before every
+      earlier user message equal to the last one (every field alike): Mistral Small 3.2's
+      and Nemo's templates test ``message == user_messages[-1]``, a dict equality.  Default
+      False: before the last user turn alone.
     """
 
     place: Place = "system"
@@ -119,6 +123,7 @@ class ToolsBlock(Concept):
     separator_when: Literal["message", "text"] = "message"
     always: bool = False
     ascii: bool = False
+    equal_users: bool = False
 
     handles: ClassVar[frozenset[str]] = frozenset({"tools"})
     job: ClassVar[str | None] = "tools block"
@@ -144,6 +149,11 @@ class ToolsBlock(Concept):
             raise FormatError(
                 f"{layout.name}: ToolsBlock(always=True) with place={self.place!r}; "
                 "expected place='system' or 'own_turn'"
+            )
+        if self.equal_users and self.place != "before_last_user":
+            raise FormatError(
+                f"{layout.name}: ToolsBlock(equal_users=True) with place={self.place!r}; "
+                "expected place='before_last_user'"
             )
         if self.place in ("system", "user_after_system") and "system" not in layout.frames:
             raise FormatError(
@@ -371,11 +381,20 @@ class ToolsBlock(Concept):
     def write_before(self, out: Render, index: int) -> None:
         if not out.tools:
             return
-        if (self.place == "before_last_user" and index == out.last_query) or (
+        if (self.place == "before_last_user" and self._before_user(out, index)) or (
             self.place == "after_system" and index == _after_first_system(out)
         ):
             out.at(None, -1)
             self.block(out)
+
+    def _before_user(self, out: Render, index: int) -> bool:
+        """Whether the block comes before the user turn of ``messages[index]`` (``place``
+        ``"before_last_user"``): the last user message's, and with ``equal_users`` each one
+        equal to it."""
+        last = out.last_query
+        if index == last:
+            return True
+        return self.equal_users and index < last and out.messages[index] == out.messages[last]
 
     def turn_open(self, out: Render, index: int) -> Fence | None:
         # (hook_roles: a system turn, with place "user_after_system")
@@ -558,7 +577,11 @@ class ToolsBlock(Concept):
 
     def jinja_before(self, out: Template, role: str) -> None:
         if self.place == "before_last_user" and role == "user":
-            with out.when(f"has_tools and index == {out.needs_last_query()}"):
+            last = out.needs_last_query()
+            test = f"index == {last}"
+            if self.equal_users:  # (the template's own test: a dict equality)
+                test = f"(index == {last} or message == messages[{last}])"
+            with out.when(f"has_tools and {test}"):
                 self.jinja_block(out)
         if self.place == "after_system":
             with out.when(
