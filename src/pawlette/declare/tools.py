@@ -26,7 +26,7 @@ from ..engine.json_text import (
 from ..engine.readers import ContentReader, ScaffoldReader
 from ..errors import FormatError, RequestError, UnsupportedFeature
 from ..openai import derived, new_tools
-from ..types import Tool
+from ..types import Message, Tool
 from .concept import Concept
 from .pieces import Fence, Lit, Marker, markers_in
 from .readers import tool_items_reader
@@ -56,7 +56,7 @@ _TURN_ROLES: dict[str, frozenset[str] | None] = {
     "system": frozenset({"system"}),
     "own_turn": frozenset(),
     "after_system": None,
-    "user_after_system": frozenset({"user", "system"}),
+    "user_after_system": frozenset({"user", "system", "assistant"}),
 }
 """The roles whose turns the block's turn hooks act on, by place (else the user's)."""
 _ON_ITS_OWN = ("before_last_user", "own_turn", "after_system")
@@ -79,9 +79,10 @@ class ToolsBlock(Concept):
       ``"user_after_system"`` (inside the message right after the leading system message, the
       first message when there is none, written as a user turn whatever its role: Meta's
       Llama 3.x with ``tools_in_user_message``).  Unlike ``"first_user"``, that host is found
-      by its place, not its role: a system message there is written as the user turn holding
-      the tools (its role a recorded loss), an assistant or tool message is refused; the
-      system and user frames must end alike.  Unlike ``"after_system"``, the block is inside
+      by its place, not its role: a system message, or an assistant answer without calls
+      where the assistant frame ends as the user's, is written as the user turn holding the
+      tools (its role a recorded loss), any other message there is refused; the system and
+      user frames must end alike.  Unlike ``"after_system"``, the block is inside
       that turn, not on its own.
     - ``open`` / ``close``: the fences around the block (instructions included).
     - ``first``: inside a host turn, the block comes before the host's text (else after it,
@@ -224,7 +225,7 @@ class ToolsBlock(Concept):
         if hook.endswith("_before") and self.place not in ("before_last_user", "after_system"):
             return frozenset()
         if hook in ("turn_open", "jinja_open"):  # (a system host opens as a user turn)
-            return frozenset({"system"} if self.place == "user_after_system" else ())
+            return self._host_roles - {"user"} if self.place == "user_after_system" else frozenset()
         if hook.endswith(("_opening", "_closing")) and self.place in _ON_ITS_OWN:
             return frozenset()  # (a block on its own is in no turn)
         if hook.endswith("_opening") and not self.first:
@@ -260,7 +261,7 @@ class ToolsBlock(Concept):
 
     def _check_host(self, out: Render, host: int) -> None:
         """The message after the first system message holds the tools as a user turn: a
-        system message loses its role there, any other role than user is refused."""
+        system message or an answer loses its role there, anything else is refused."""
         where = "the message after the first system message (the first when there is none)"
         if host == -1:
             raise RequestError(
@@ -268,15 +269,24 @@ class ToolsBlock(Concept):
                 "no message to hold the tools",
                 f"{where}: {out.layout.name} writes the tools into it, as a user turn",
             )
-        role = out.messages[host].role
-        if role == "system":
+        message = out.messages[host]
+        role = message.role
+        if role == "system" or (role == "assistant" and self._answer_hosts(out, message)):
             out.lose(f"messages[{host}].role", "written as the user turn holding the tools")
         elif role != "user":
+            answer = " or an answer without calls" if _ends_alike(out.layout) else ""
             raise RequestError(
-                f"messages[{host}].role",
-                repr(role),
-                f"a user message: {out.layout.name} writes the tools into {where}",
+                f"messages[{host}]" + (".tool_calls" if message.tool_calls else ".role"),
+                "calls" if message.tool_calls else repr(role),
+                f"a user message{answer}: {out.layout.name} writes the tools into {where}",
             )
+
+    @staticmethod
+    def _answer_hosts(out: Render, message: Message) -> bool:
+        """Whether an answer at the host's place is written as the user turn holding the
+        tools: one without calls, where the assistant frame ends as the user's (Meta's
+        templates write that message's text as the user's, whatever its role)."""
+        return not message.tool_calls and _ends_alike(out.layout)
 
     def host_index(self, out: Render) -> int:
         """The index of the message whose turn holds the block (-1: none; -2: not a
@@ -514,7 +524,7 @@ class ToolsBlock(Concept):
                 return None
             return "index <= 0" if self.always else "has_tools and index <= 0"
         if self.place == "user_after_system":
-            if role not in ("user", "system"):
+            if role not in ("user", "system", "assistant"):
                 return None
             return "has_tools and index == first_user.index"  # (set up in jinja_setup)
         if role != "user":
@@ -537,6 +547,16 @@ class ToolsBlock(Concept):
         if self.separator and self.separator_when == "message":
             out.has_content()
         if self.place == "user_after_system":
+            answer_role = answer = calls = ""
+            if _ends_alike(out.layout):  # an answer without calls is written as the user's
+                answer_role, answer = ', "assistant"', " or an answer without calls"
+                calls = (
+                    "{%- elif messages[first_user.index].tool_calls is defined and "
+                    "messages[first_user.index].tool_calls -%}"
+                    "{{- raise_exception('messages[' ~ first_user.index ~ '].tool_calls: calls; "
+                    f"expected a user message{answer}: {out.layout.name} writes the tools "
+                    "into the message after the first system message') -}}"
+                )
             # The host's index, found once: the check below and every turn's test read it
             # (named for the first turn written as a user turn, which the host's is).
             out.macro(
@@ -553,11 +573,12 @@ class ToolsBlock(Concept):
                 "message after the first system "
                 f"message: {out.layout.name} writes the tools into it') -}}}}"
                 "{%- elif messages[first_user.index].role not in "
-                '["user", "system", "developer"] -%}'
+                f'["user", "system", "developer"{answer_role}] -%}}'
                 "{{- raise_exception('messages[' ~ first_user.index ~ '].role: ' ~ "
                 "messages[first_user.index].role ~ "
-                f"'; expected a user message: {out.layout.name} writes the tools into the "
-                "message after the first system message') -}}{%- endif -%}{%- endif -%}",
+                f"'; expected a user message{answer}: {out.layout.name} writes the tools "
+                "into the message after the first system message') -}}"
+                f"{calls}{{%- endif -%}}{{%- endif -%}}",
             )
         elif self.place in ("first_user", "last_user", "before_last_user"):
             where = "first" if self.place == "first_user" else "last"
@@ -591,10 +612,13 @@ class ToolsBlock(Concept):
 
     def jinja_open(self, out: Template, role: str) -> bool:
         # (hook_roles: a system turn, with place "user_after_system")
+        if out.prompt:  # (the generation prompt's opener: never a host's)
+            out.opener(out.layout.frames[role], prompt=True)
+            return True
         with out.when(str(self.jinja_host(out, role))):
-            out.opener(out.layout.frames["user"])  # a system message holding the tools
+            out.opener(out.layout.frames["user"])  # a message holding the tools: a user turn
             out.out("{%- else -%}")
-            out.opener(out.layout.frames["system"])
+            out.opener(out.layout.frames[role])
         return True
 
     def jinja_opening(self, out: Template, role: str) -> None:
@@ -627,6 +651,16 @@ class ToolsBlock(Concept):
                 self.jinja_block(out, separated=True)
                 out.out("{%- else -%}")
                 self.jinja_block(out)
+
+
+def _ends_alike(layout: Layout) -> bool:
+    """Whether the layout's assistant frame ends as its user frame (an answer may then be
+    written as a user turn)."""
+    frames = layout.frames
+    assistant, user = frames.get("assistant"), frames.get("user")
+    if assistant is None or user is None:
+        return False
+    return (assistant.end, assistant.after) == (user.end, user.after)
 
 
 def _after_first_system(out: Render) -> int:
