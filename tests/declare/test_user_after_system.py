@@ -6,8 +6,8 @@ Meta's Llama 3.x templates (``tools_in_user_message``) write the tools into the 
 after the first system message (the first message when there is none), whatever its role, as
 a user turn.  The declaration says so with the place alone: its renders are the template's,
 with and without tools; the template's own call turns parse back; a system message there is
-written as the user turn (a recorded loss), and an assistant or tool message is refused with
-the message's role as the path.
+written as the user turn (a recorded loss), and so is an answer without calls; a tool
+message or an answer with calls is refused with the message's role or calls as the path.
 """
 
 from __future__ import annotations
@@ -157,7 +157,14 @@ def _request(*roles: str) -> dict[str, Any]:
 
 @pytest.mark.parametrize(
     "roles",
-    [("system", "system", "user"), ("system", "user", "user"), ("user", "user"), ("system",)],
+    [
+        ("system", "system", "user"),
+        ("system", "user", "user"),
+        ("user", "user"),
+        ("system",),
+        ("system", "assistant", "user"),
+        ("assistant", "user"),
+    ],
 )
 def test_the_host_is_the_message_after_the_system_message_as_the_template_writes_it(
     roles: tuple[str, ...],
@@ -170,13 +177,12 @@ def test_the_host_is_the_message_after_the_system_message_as_the_template_writes
         return
     rendering = FORMAT.render(request, add_generation_prompt=True)
     assert rendering.text == expected.text
-    host_is_system = roles[:2] == ("system", "system")
-    lost = "messages[1].role: written as the user turn holding the tools"
-    assert (lost in rendering.losses) == host_is_system
+    host = 1 if roles[0] == "system" else 0
+    lost = f"messages[{host}].role: written as the user turn holding the tools"
+    assert (lost in rendering.losses) == (roles[host] != "user")
     parsed = FORMAT.parse_conversation(FORMAT.render(request).text)
     assert [tool["function"]["name"] for tool in parsed.tools] == ["now"]
     # The host comes back as the user message it was written as.
-    host = 1 if roles[0] == "system" else 0
     expected_roles = ["user" if number == host else role for number, role in enumerate(roles)]
     assert [message["role"] for message in parsed.messages] == expected_roles
 
@@ -185,16 +191,21 @@ def test_the_host_is_the_message_after_the_system_message_as_the_template_writes
     ("roles", "host"),
     [(("system", "assistant", "user"), 1), (("assistant", "user"), 0), (("tool", "user"), 0)],
 )
-def test_a_host_that_is_no_user_or_system_message_is_refused(
+def test_a_host_that_is_no_user_system_or_answer_is_refused(
     roles: tuple[str, ...], host: int
 ) -> None:
     request = _request(*roles)
     if roles[host] == "tool":
         request["messages"][host]["tool_call_id"] = "a"
+        field, found = "role", "'tool'"
+    else:  # an answer with calls: the template writes its text alone
+        call = {"id": "a", "type": "function", "function": {"name": "now", "arguments": "{}"}}
+        request["messages"][host]["tool_calls"] = [call]
+        field, found = "tool_calls", "calls"
     with pytest.raises(pawlette.RequestError) as raised:
         FORMAT.render(request)
-    assert raised.value.path == f"messages[{host}].role"
-    assert f"messages[{host}].role: '{roles[host]}'; expected a user message" in str(raised.value)
+    assert raised.value.path == f"messages[{host}].{field}"
+    assert f"messages[{host}].{field}: {found}; expected a user message" in str(raised.value)
     # Without tools there is no host: the same messages are written.
     assert FORMAT.render({"messages": request["messages"]}).text
 
@@ -204,7 +215,13 @@ def test_the_exported_template_writes_what_the_format_writes() -> None:
 
     with registering.registered(LAYOUT):
         template = export_jinja(LAYOUT.name)
-    for roles in (("system", "system", "user"), ("system", "user"), ("user",)):
+    for roles in (
+        ("system", "system", "user"),
+        ("system", "user"),
+        ("user",),
+        ("system", "assistant", "user"),
+        ("assistant", "user", "assistant"),
+    ):
         request = _request(*roles)
         rendered, _ = render_jinja_template(
             [request["messages"]],

@@ -19,6 +19,7 @@ from ..declared.model_output import check_every_way
 from ..support.llama3 import llama3_tokenizer
 
 LLAMA3 = pawlette.get_format("llama3")
+LLAMA3_2 = pawlette.get_format("llama3:3.2")
 DATA = json.loads((Path(__file__).parent / "families" / "data" / "llama3.json").read_text())
 CASES = DATA["cases"]
 AS_PEERS = [case for case in CASES if "pawlette" not in case]
@@ -112,13 +113,67 @@ def test_a_second_system_message_hosts_the_tools_as_the_templates_write_it() -> 
     assert roles == ["system", "user", "user"]
 
 
-def test_a_tools_host_that_is_no_user_or_system_message_is_refused() -> None:
-    request = {
-        "messages": [{"role": "assistant", "content": "Hello."}, {"role": "user", "content": "C"}],
+@pytest.mark.parametrize(
+    "template",
+    [
+        "meta-llama-Llama-3.1-8B-Instruct",
+        "meta-llama-Llama-3.2-3B-Instruct",
+        "meta-llama-Llama-3.3-70B-Instruct",
+    ],
+)
+def test_an_answer_first_hosts_the_tools_as_the_templates_write_it(template: str) -> None:
+    """Meta's templates write the message after the first system message, whatever its role,
+    trimmed as the user turn holding the tools: an answer there loses its role (a recorded
+    loss) and reads back as a user message; the exported template writes it alike."""
+    from transformers.utils.chat_template_utils import render_jinja_template
+
+    from pawlette.export import export_jinja
+
+    fmt = LLAMA3 if template != "meta-llama-Llama-3.2-3B-Instruct" else LLAMA3_2
+    reference = corpus_reference(template, today=fmt.options.date or datetime.date(2024, 7, 26))
+    for messages in (
+        [
+            {"role": "system", "content": "A"},
+            {"role": "assistant", "content": " Hello. "},
+            {"role": "user", "content": "C"},
+        ],
+        [{"role": "assistant", "content": "Hello."}, {"role": "user", "content": "C"}],
+    ):
+        request = {"messages": messages, "tools": TOOLS}
+        host = len(messages) - 2
+        for prompt in (True, False):
+            expected = reference.render_request(request, add_generation_prompt=prompt).text
+            rendering = fmt.render(request, add_generation_prompt=prompt)
+            assert rendering.text == expected
+            assert f"messages[{host}].role: written as the user turn holding the tools" in (
+                rendering.losses
+            )
+        exported, _ = render_jinja_template(
+            [messages], tools=TOOLS, chat_template=export_jinja(fmt), add_generation_prompt=True
+        )
+        assert exported[0] == fmt.render(request, add_generation_prompt=True).text
+        parsed = fmt.parse_conversation(fmt.render(request).text).messages
+        assert [message["role"] for message in parsed] == [
+            *(["system"] if host else []),
+            "user",
+            "user",
+        ]
+
+
+def test_an_answer_with_calls_or_results_as_the_tools_host_is_refused() -> None:
+    call = {"id": "a", "type": "function", "function": {"name": "now", "arguments": "{}"}}
+    with_calls = {
+        "messages": [
+            {"role": "assistant", "content": "", "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "a", "content": "12:00"},
+        ],
         "tools": TOOLS,
     }
-    with pytest.raises(pawlette.RequestError, match=r"messages\[0\]\.role"):
-        LLAMA3.render(request)
+    with pytest.raises(pawlette.RequestError, match=r"messages\[0\]\.tool_calls: calls"):
+        LLAMA3.render(with_calls)
+    results = {"messages": with_calls["messages"][1:], "tools": TOOLS}
+    with pytest.raises(pawlette.RequestError, match=r"messages\[0\]\.role: 'tool'"):
+        LLAMA3.render(results)
 
 
 def test_a_quoted_result_reads_back_as_its_text_and_other_text_as_written() -> None:

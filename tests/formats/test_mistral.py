@@ -353,3 +353,87 @@ def test_nemo_ids_with_the_real_tekken_tokenizer() -> None:
         "[/INST]",
     ]
     assert tokenizer.decode(ids, skip_special_tokens=False) == NEMO_WRITTEN
+
+
+WEATHER = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "The weather in a city.",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+    },
+}
+EQUAL_USERS_TEMPLATES = [
+    ("mistral", "Mistral-Small-3.2-24B-Instruct-2506"),
+    ("mistral:nemo", "mistralai-Mistral-Nemo-Instruct-2407"),
+]
+
+
+@pytest.mark.parametrize(("name", "template"), EQUAL_USERS_TEMPLATES, ids=str)
+def test_the_tools_come_before_every_user_message_equal_to_the_last(
+    name: str, template: str
+) -> None:
+    """Small 3.2's and Nemo's templates test ``message == user_messages[-1]``: a user message
+    equal to the last one (every field alike) gets the tools block too; one that differs in
+    a field does not.  The render, the exported Jinja and the template agree, and parsing
+    reads the repeated block as the same tools."""
+    from transformers.utils.chat_template_utils import render_jinja_template
+
+    from pawlette.export import export_jinja
+
+    from ..declare.test_cross_artifacts import template_request
+    from ..support.template_compare import corpus_reference
+
+    fmt = pawlette.get_format(name)
+    reference = corpus_reference(template, bos_token="<s>", eos_token="</s>")
+    conversations = [
+        [
+            {"role": "user", "content": "Hi"},
+            {"role": "assistant", "content": "Hello."},
+            {"role": "user", "content": "Hi"},
+        ],
+        [
+            {"role": "user", "content": "Hi"},
+            {"role": "assistant", "content": "Hello."},
+            {"role": "user", "content": "Again"},
+            {"role": "assistant", "content": "Hello again."},
+            {"role": "user", "content": "Hi"},
+        ],
+        [  # a name makes the messages differ (a recorded loss: the name is not written)
+            {"role": "user", "content": "Hi", "name": "ann"},
+            {"role": "assistant", "content": "Hello."},
+            {"role": "user", "content": "Hi"},
+        ],
+    ]
+    for number, messages in enumerate(conversations):
+        request = {"messages": messages, "tools": [WEATHER]}
+        expected = reference.render(messages, [WEATHER], add_generation_prompt=False)
+        assert expected.text is not None, expected.refusal
+        rendering = fmt.render(request)
+        assert rendering.text == expected.text
+        blocks = rendering.text.count("[AVAILABLE_TOOLS]")
+        assert blocks == (2 if number < 2 else 1)
+        exported, _ = render_jinja_template(
+            [template_request(fmt, request)], tools=[WEATHER], chat_template=export_jinja(fmt)
+        )
+        assert exported[0] == expected.text
+        parsed = fmt.parse_conversation(rendering.text)
+        assert parsed.tools == [WEATHER]
+
+
+def test_equal_users_needs_the_block_before_the_last_user_turn() -> None:
+    from pawlette.declare import Frame, Layout, Marker, ToolsBlock, fence
+    from pawlette.errors import FormatError
+
+    frames = {
+        role: Frame(open=fence(Marker(f"<{role}>")), end=fence(Marker("<end>")))
+        for role in ("system", "user", "assistant", "tool")
+    }
+    block = ToolsBlock(
+        place="first_user",
+        open=fence(Marker("<tools>")),
+        close=fence(Marker("</tools>")),
+        equal_users=True,
+    )
+    with pytest.raises(FormatError, match=r"equal_users=True\) with place='first_user'"):
+        Layout(name="probe", summary="equal users elsewhere", frames=frames, concepts=(block,))

@@ -46,6 +46,14 @@ class Reasoning(Concept):
       MiniCPM: their templates take the last message as the last query); ``"refused"``: the
       request is refused with a :class:`~pawlette.errors.RequestError` (Qwen3.5's template
       raises "No user query found in messages.").
+    - ``not_query``: with ``keep="after_last_query"``, a user message whose text begins with
+      the first of these two strings and ends with the second is not a query: the last query
+      is the last user message of another text (Qwen3's, Qwen3.5's, StepFun 3.5's, Ling
+      3.0's and MiniCPM5's templates pass over ``<tool_response>...</tool_response>``, results
+      a client sends as a user message).  Empty (the default): every user message is one.
+      Only the reasoning's keeping reads this last query.
+    - ``not_query_trimmed``: ``not_query`` tests the text without whitespace at its ends
+      (Qwen3.5's template trims it first).
     - ``empty_on_last``: the final assistant turn, kept and without reasoning, gets an empty
       block (Qwen3).  An empty block then reads back as no reasoning.
     - ``empty_after_last_query``: with ``keep="after_last_query"``, every assistant turn
@@ -101,6 +109,8 @@ class Reasoning(Concept):
     close: Fence
     keep: Literal["all", "after_last_query", "calls", "none"] = "all"
     no_query: Literal["kept", "dropped", "refused"] = "kept"
+    not_query: tuple[str, str] | tuple[()] = ()
+    not_query_trimmed: bool = False
     empty_on_last: bool = False
     empty_after_last_query: bool = False
     empty_given: bool | None = None
@@ -125,6 +135,22 @@ class Reasoning(Concept):
                 f"{layout.name}: Reasoning(no_query={self.no_query!r}) with "
                 f"keep={self.keep!r}; expected keep='after_last_query' (the only keep a "
                 f"conversation's last user message decides)"
+            )
+        if self.not_query != () and (
+            self.keep != "after_last_query"
+            or not isinstance(self.not_query, tuple)
+            or len(self.not_query) != 2
+            or not all(isinstance(text, str) and text for text in self.not_query)
+        ):
+            raise FormatError(
+                f"{layout.name}: Reasoning.not_query: {self.not_query!r} with "
+                f"keep={self.keep!r}; expected two non-empty strings (a start and an end) and "
+                f"keep='after_last_query'"
+            )
+        if self.not_query_trimmed and not self.not_query:
+            raise FormatError(
+                f"{layout.name}: Reasoning(not_query_trimmed=True) without not_query; "
+                f"expected not_query's start and end"
             )
         roles = ("start", *layout.frames)
         if not isinstance(self.after, tuple) or any(role not in roles for role in self.after):
@@ -171,6 +197,26 @@ class Reasoning(Concept):
         or stand-in, and the generation prompt its fences (see ``after``)."""
         return not self.after or ("start" if previous is None else previous) in self.after
 
+    def last_query(self, out: Render) -> int:
+        """The index of the last user message that is a query (-1: none; see
+        ``not_query``)."""
+        if not self.not_query:
+            return out.last_query
+        found: int = out.state(("reasoning.last_query", id(self)), lambda: self._find_query(out))
+        return found
+
+    def _find_query(self, out: Render) -> int:
+        start, end = self.not_query or ("", "")
+        for index in range(out.last_query, -1, -1):
+            if out.messages[index].role != "user":
+                continue
+            text = out.message_text(index)
+            if self.not_query_trimmed:
+                text = text.strip()
+            if not (text.startswith(start) and text.endswith(end)):
+                return index
+        return -1
+
     def written(self, out: Render, index: int) -> bool:
         """Whether the assistant message at ``index`` gets a block."""
         message = out.messages[index]
@@ -180,9 +226,10 @@ class Reasoning(Concept):
             return message.reasoning is not None
         if self.keep == "calls":
             return bool(message.tool_calls)
-        if self.keep == "none" or index <= out.last_query:
+        last_query = self.last_query(out)
+        if self.keep == "none" or index <= last_query:
             return False
-        if out.last_query < 0 and self.no_query != "kept":
+        if last_query < 0 and self.no_query != "kept":
             return False  # (the template takes the last message as the last query)
         last = index == len(out.messages) - 1
         return (
@@ -215,7 +262,9 @@ class Reasoning(Concept):
         if self.keep == "all" and (self.absent or self.empty_given is False):
             return "reasoning"
         if self.keep == "after_last_query":
-            return "after_last_query"
+            # (the compiled writer's test is the last user message's: with not_query the
+            # last query may come before it)
+            return None if self.not_query else "after_last_query"
         return "tool_calls" if self.keep == "calls" else None
 
     def hook_needs(self, hook: str, role: str) -> str | None:
@@ -236,7 +285,11 @@ class Reasoning(Concept):
 
     def check(self, out: Render) -> None:
         out.handled.add("reasoning")  # (out.handles without its call: every render asks)
-        if self.keep == "after_last_query" and self.no_query == "refused" and out.last_query < 0:
+        if (
+            self.keep == "after_last_query"
+            and self.no_query == "refused"
+            and self.last_query(out) < 0
+        ):
             raise RequestError(
                 "messages",
                 "no user message",
@@ -254,7 +307,7 @@ class Reasoning(Concept):
                     "none": "never written",
                     "calls": "written only in a turn with calls",
                 }.get(self.keep, "before the last user message")
-                if self.keep == "after_last_query" and out.last_query < 0:
+                if self.keep == "after_last_query" and self.last_query(out) < 0:
                     why = "no user message before it"
                 out.lose(f"messages[{index}].reasoning_content", f"dropped ({why})")
             elif self.trim and self.written(out, index):
@@ -386,15 +439,34 @@ class Reasoning(Concept):
             wanted = f"({given})"
         elif self.empty_on_last:
             wanted = f"({wanted} or loop.last)"
-        last_query = out.needs_last_query()
+        last_query = self._jinja_last_query(out)
         if self.no_query == "dropped":  # (no user message: no turn keeps its block)
             return f"{last_query} >= 0 and index > {last_query} and {wanted}"
         return f"index > {last_query} and {wanted}"
 
+    def _jinja_last_query(self, out: Template) -> str:
+        """The Jinja expression of :meth:`last_query` (its loop: :meth:`jinja_setup`)."""
+        return out.ns("reasoning_query", "-1") if self.not_query else out.needs_last_query()
+
     def jinja_setup(self, out: Template) -> None:
+        if self.keep == "after_last_query" and self.not_query:
+            start, end = self.not_query
+            query = self._jinja_last_query(out)
+            text = f"text_of(message, loop.index0, {jinja_string(out.layout.name)})"
+            if self.not_query_trimmed:
+                text += " | trim"
+            out.out("{%- for message in messages -%}")
+            with out.when('message.role == "user"'):
+                out.out(f"{{%- set query_text = {text} -%}}")
+                with out.when(
+                    f"not (query_text.startswith({jinja_string(start)}) and "
+                    f"query_text.endswith({jinja_string(end)}))"
+                ):
+                    out.out(f"{{%- set {query} = loop.index0 -%}}")
+            out.out("{%- endfor -%}")
         if self.keep == "after_last_query" and self.no_query == "refused":
             out.raise_if(
-                f"{out.needs_last_query()} < 0",
+                f"{self._jinja_last_query(out)} < 0",
                 "messages: no user message; expected a user message (the template refuses a "
                 "conversation without a user query)",
             )

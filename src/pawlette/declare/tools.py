@@ -26,7 +26,7 @@ from ..engine.json_text import (
 from ..engine.readers import ContentReader, ScaffoldReader
 from ..errors import FormatError, RequestError, UnsupportedFeature
 from ..openai import derived, new_tools
-from ..types import Tool
+from ..types import Message, Tool
 from .concept import Concept
 from .pieces import Fence, Lit, Marker, markers_in
 from .readers import tool_items_reader
@@ -56,7 +56,7 @@ _TURN_ROLES: dict[str, frozenset[str] | None] = {
     "system": frozenset({"system"}),
     "own_turn": frozenset(),
     "after_system": None,
-    "user_after_system": frozenset({"user", "system"}),
+    "user_after_system": frozenset({"user", "system", "assistant"}),
 }
 """The roles whose turns the block's turn hooks act on, by place (else the user's)."""
 _ON_ITS_OWN = ("before_last_user", "own_turn", "after_system")
@@ -79,9 +79,10 @@ class ToolsBlock(Concept):
       ``"user_after_system"`` (inside the message right after the leading system message, the
       first message when there is none, written as a user turn whatever its role: Meta's
       Llama 3.x with ``tools_in_user_message``).  Unlike ``"first_user"``, that host is found
-      by its place, not its role: a system message there is written as the user turn holding
-      the tools (its role a recorded loss), an assistant or tool message is refused; the
-      system and user frames must end alike.  Unlike ``"after_system"``, the block is inside
+      by its place, not its role: a system message, or an assistant answer without calls
+      where the assistant frame ends as the user's, is written as the user turn holding the
+      tools (its role a recorded loss), any other message there is refused; the system and
+      user frames must end alike.  Unlike ``"after_system"``, the block is inside
       that turn, not on its own.
     - ``open`` / ``close``: the fences around the block (instructions included).
     - ``first``: inside a host turn, the block comes before the host's text (else after it,
@@ -103,6 +104,10 @@ class ToolsBlock(Concept):
       written even when the request has no tools, with nothing between them (Firefunction
       v2's template writes its functions instruction and an empty list in every first system
       turn; Cohere's Command A MoE an empty tools listing in its first turn).
+    - ``equal_users``: with ``place="before_last_user"``, the block also comes before every
+      earlier user message equal to the last one (every field alike): Mistral Small 3.2's
+      and Nemo's templates test ``message == user_messages[-1]``, a dict equality.  Default
+      False: before the last user turn alone.
     """
 
     place: Place = "system"
@@ -119,6 +124,7 @@ class ToolsBlock(Concept):
     separator_when: Literal["message", "text"] = "message"
     always: bool = False
     ascii: bool = False
+    equal_users: bool = False
 
     handles: ClassVar[frozenset[str]] = frozenset({"tools"})
     job: ClassVar[str | None] = "tools block"
@@ -144,6 +150,11 @@ class ToolsBlock(Concept):
             raise FormatError(
                 f"{layout.name}: ToolsBlock(always=True) with place={self.place!r}; "
                 "expected place='system' or 'own_turn'"
+            )
+        if self.equal_users and self.place != "before_last_user":
+            raise FormatError(
+                f"{layout.name}: ToolsBlock(equal_users=True) with place={self.place!r}; "
+                "expected place='before_last_user'"
             )
         if self.place in ("system", "user_after_system") and "system" not in layout.frames:
             raise FormatError(
@@ -214,7 +225,7 @@ class ToolsBlock(Concept):
         if hook.endswith("_before") and self.place not in ("before_last_user", "after_system"):
             return frozenset()
         if hook in ("turn_open", "jinja_open"):  # (a system host opens as a user turn)
-            return frozenset({"system"} if self.place == "user_after_system" else ())
+            return self._host_roles - {"user"} if self.place == "user_after_system" else frozenset()
         if hook.endswith(("_opening", "_closing")) and self.place in _ON_ITS_OWN:
             return frozenset()  # (a block on its own is in no turn)
         if hook.endswith("_opening") and not self.first:
@@ -250,7 +261,7 @@ class ToolsBlock(Concept):
 
     def _check_host(self, out: Render, host: int) -> None:
         """The message after the first system message holds the tools as a user turn: a
-        system message loses its role there, any other role than user is refused."""
+        system message or an answer loses its role there, anything else is refused."""
         where = "the message after the first system message (the first when there is none)"
         if host == -1:
             raise RequestError(
@@ -258,15 +269,24 @@ class ToolsBlock(Concept):
                 "no message to hold the tools",
                 f"{where}: {out.layout.name} writes the tools into it, as a user turn",
             )
-        role = out.messages[host].role
-        if role == "system":
+        message = out.messages[host]
+        role = message.role
+        if role == "system" or (role == "assistant" and self._answer_hosts(out, message)):
             out.lose(f"messages[{host}].role", "written as the user turn holding the tools")
         elif role != "user":
+            answer = " or an answer without calls" if _ends_alike(out.layout) else ""
             raise RequestError(
-                f"messages[{host}].role",
-                repr(role),
-                f"a user message: {out.layout.name} writes the tools into {where}",
+                f"messages[{host}]" + (".tool_calls" if message.tool_calls else ".role"),
+                "calls" if message.tool_calls else repr(role),
+                f"a user message{answer}: {out.layout.name} writes the tools into {where}",
             )
+
+    @staticmethod
+    def _answer_hosts(out: Render, message: Message) -> bool:
+        """Whether an answer at the host's place is written as the user turn holding the
+        tools: one without calls, where the assistant frame ends as the user's (Meta's
+        templates write that message's text as the user's, whatever its role)."""
+        return not message.tool_calls and _ends_alike(out.layout)
 
     def host_index(self, out: Render) -> int:
         """The index of the message whose turn holds the block (-1: none; -2: not a
@@ -371,11 +391,20 @@ class ToolsBlock(Concept):
     def write_before(self, out: Render, index: int) -> None:
         if not out.tools:
             return
-        if (self.place == "before_last_user" and index == out.last_query) or (
+        if (self.place == "before_last_user" and self._before_user(out, index)) or (
             self.place == "after_system" and index == _after_first_system(out)
         ):
             out.at(None, -1)
             self.block(out)
+
+    def _before_user(self, out: Render, index: int) -> bool:
+        """Whether the block comes before the user turn of ``messages[index]`` (``place``
+        ``"before_last_user"``): the last user message's, and with ``equal_users`` each one
+        equal to it."""
+        last = out.last_query
+        if index == last:
+            return True
+        return self.equal_users and index < last and out.messages[index] == out.messages[last]
 
     def turn_open(self, out: Render, index: int) -> Fence | None:
         # (hook_roles: a system turn, with place "user_after_system")
@@ -495,7 +524,7 @@ class ToolsBlock(Concept):
                 return None
             return "index <= 0" if self.always else "has_tools and index <= 0"
         if self.place == "user_after_system":
-            if role not in ("user", "system"):
+            if role not in ("user", "system", "assistant"):
                 return None
             return "has_tools and index == first_user.index"  # (set up in jinja_setup)
         if role != "user":
@@ -518,6 +547,16 @@ class ToolsBlock(Concept):
         if self.separator and self.separator_when == "message":
             out.has_content()
         if self.place == "user_after_system":
+            answer_role = answer = calls = ""
+            if _ends_alike(out.layout):  # an answer without calls is written as the user's
+                answer_role, answer = ', "assistant"', " or an answer without calls"
+                calls = (
+                    "{%- elif messages[first_user.index].tool_calls is defined and "
+                    "messages[first_user.index].tool_calls -%}"
+                    "{{- raise_exception('messages[' ~ first_user.index ~ '].tool_calls: calls; "
+                    f"expected a user message{answer}: {out.layout.name} writes the tools "
+                    "into the message after the first system message') -}}"
+                )
             # The host's index, found once: the check below and every turn's test read it
             # (named for the first turn written as a user turn, which the host's is).
             out.macro(
@@ -534,11 +573,12 @@ class ToolsBlock(Concept):
                 "message after the first system "
                 f"message: {out.layout.name} writes the tools into it') -}}}}"
                 "{%- elif messages[first_user.index].role not in "
-                '["user", "system", "developer"] -%}'
+                f'["user", "system", "developer"{answer_role}] -%}}'
                 "{{- raise_exception('messages[' ~ first_user.index ~ '].role: ' ~ "
                 "messages[first_user.index].role ~ "
-                f"'; expected a user message: {out.layout.name} writes the tools into the "
-                "message after the first system message') -}}{%- endif -%}{%- endif -%}",
+                f"'; expected a user message{answer}: {out.layout.name} writes the tools "
+                "into the message after the first system message') -}}"
+                f"{calls}{{%- endif -%}}{{%- endif -%}}",
             )
         elif self.place in ("first_user", "last_user", "before_last_user"):
             where = "first" if self.place == "first_user" else "last"
@@ -558,7 +598,11 @@ class ToolsBlock(Concept):
 
     def jinja_before(self, out: Template, role: str) -> None:
         if self.place == "before_last_user" and role == "user":
-            with out.when(f"has_tools and index == {out.needs_last_query()}"):
+            last = out.needs_last_query()
+            test = f"index == {last}"
+            if self.equal_users:  # (the template's own test: a dict equality)
+                test = f"(index == {last} or message == messages[{last}])"
+            with out.when(f"has_tools and {test}"):
                 self.jinja_block(out)
         if self.place == "after_system":
             with out.when(
@@ -568,10 +612,13 @@ class ToolsBlock(Concept):
 
     def jinja_open(self, out: Template, role: str) -> bool:
         # (hook_roles: a system turn, with place "user_after_system")
+        if out.prompt:  # (the generation prompt's opener: never a host's)
+            out.opener(out.layout.frames[role], prompt=True)
+            return True
         with out.when(str(self.jinja_host(out, role))):
-            out.opener(out.layout.frames["user"])  # a system message holding the tools
+            out.opener(out.layout.frames["user"])  # a message holding the tools: a user turn
             out.out("{%- else -%}")
-            out.opener(out.layout.frames["system"])
+            out.opener(out.layout.frames[role])
         return True
 
     def jinja_opening(self, out: Template, role: str) -> None:
@@ -604,6 +651,16 @@ class ToolsBlock(Concept):
                 self.jinja_block(out, separated=True)
                 out.out("{%- else -%}")
                 self.jinja_block(out)
+
+
+def _ends_alike(layout: Layout) -> bool:
+    """Whether the layout's assistant frame ends as its user frame (an answer may then be
+    written as a user turn)."""
+    frames = layout.frames
+    assistant, user = frames.get("assistant"), frames.get("user")
+    if assistant is None or user is None:
+        return False
+    return (assistant.end, assistant.after) == (user.end, user.after)
 
 
 def _after_first_system(out: Render) -> int:

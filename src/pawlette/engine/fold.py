@@ -208,7 +208,11 @@ class Folder:
         builder.steps.append(event.step)
 
     def _tools(self, event: ToolsDeclared) -> None:
-        self.tools.extend(event.tools)
+        # A block that repeats the tools read so far declares none anew (Mistral Small 3.2's
+        # and Nemo's templates write the block again before each user message equal to the
+        # last one).
+        if list(event.tools) != self.tools:
+            self.tools.extend(event.tools)
         if self._current is not None:
             self._current.declared_tools = True
 

@@ -179,7 +179,7 @@ from pawlette.declare import (
 )
 from pawlette.errors import FormatError
 
-from .xml import THINKING
+from .xml import THINKING, TOOL_RESPONSE_TEXT
 
 IM_START, IM_END = Marker("<|im_start|>"), Marker("<|im_end|>")
 TOOL_CALL, TOOL_CALL_END = Marker("<tool_call>"), Marker("</tool_call>")
@@ -250,6 +250,7 @@ REASONING = Reasoning(
     close=fence("\n", THINK_END, "\n\n"),
     keep="after_last_query",
     no_query="dropped",
+    not_query=TOOL_RESPONSE_TEXT,
     empty_on_last=True,
     trim="\n",
 )

@@ -37,6 +37,9 @@ TOOL_CALL, TOOL_CALL_END = Marker("<tool_call>"), Marker("</tool_call>")
 RESPONSE, RESPONSE_END = Marker("<tool_response>"), Marker("</tool_response>")
 THINK, THINK_END = Marker("<think>"), Marker("</think>")
 THINKING = Switch("thinking", "enable_thinking")
+# Results a client sends as a user message: Qwen's templates take no such message as the
+# last query (Reasoning.not_query).
+TOOL_RESPONSE_TEXT = ("<tool_response>", "</tool_response>")
 """The templates' ``enable_thinking`` (Qwen3's, QwQ's, Qwen3.5's, Nemotron 3 Nano's)."""
 
 # What Jinja's ``trim`` removes (Python's ``str.strip()``), as Reasoning.trim spells it.
@@ -183,6 +186,8 @@ def qwen35_layout(options: ChatmlOptions) -> Layout:
         keep="after_last_query",
         empty_after_last_query=True,
         no_query="refused",
+        not_query=TOOL_RESPONSE_TEXT,
+        not_query_trimmed=True,
         prompt="open" if options.thinking else "empty",
         trim=WHITESPACE,
         # A call opening inside the block ends it (llama.cpp's, vLLM's and SGLang's reading).
@@ -329,6 +334,7 @@ def stepfun_layout(options: ChatmlOptions) -> Layout:
                 keep="after_last_query",
                 empty_after_last_query=True,
                 no_query="dropped",
+                not_query=TOOL_RESPONSE_TEXT,
                 # The template has no switch: its prompt always opens the block.
                 prompt="open",
                 # A call opening inside the block ends it, as Qwen3.5's and Nemotron's do.

@@ -40,9 +40,10 @@ differs only in reading the clock and in built-in tools):
   as ``tojson(indent=4)`` of the whole OpenAI tool and a blank line; the system turn says
   ``Environment: ipython``.  As in Meta's templates, the host is the message right after
   the first system message whatever its role (``place="user_after_system"``): a second
-  system message there is written as that user turn (its role a recorded loss), an
-  assistant or tool message is refused; with ``tools_in_user_message=False`` the tools
-  go into the system turn with the templates' other instruction.
+  system message or an answer without calls there is written as that user turn, its text
+  trimmed (its role a recorded loss); an answer with calls (the templates write its text
+  alone) or a tool message is refused; with ``tools_in_user_message=False`` the tools go
+  into the system turn with the templates' other instruction.
 - **Calls**: one call per assistant turn, written as the whole turn:
   ``{"name": NAME, "parameters": ARGS}`` (arguments as ``tojson`` of the object), then
   ``<|eot_id|>``.  Text beside a call is not written (Meta's templates drop it: a recorded

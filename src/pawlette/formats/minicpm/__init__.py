@@ -188,6 +188,8 @@ def layout(options: MinicpmOptions) -> Layout:
                 close=fence("\n", THINK_END, "\n\n"),
                 keep="after_last_query",
                 no_query="dropped",
+                # (results sent as a user message are not a query, as the template reads)
+                not_query=("<tool_response>", "</tool_response>"),
                 trim="\n",
                 prompt=prompt,
             ),

@@ -14,7 +14,8 @@ Variants (reference: llama.cpp's ``models/templates``):
 - ``small-3.2`` (the default; ``Mistral-Small-3.2-24B-Instruct-2506``): the system turn is
   always written, the template's default text (with the date, an option: ``today``, never
   the clock) when the conversation has none; the tools, one JSON array of OpenAI's whole
-  tool objects, just before the last user turn; calls carry 9-character ids
+  tool objects, just before the last user turn and before every earlier user message equal
+  to it (every field alike: the template's test is a dict equality); calls carry 9-character ids
   (``[CALL_ID]``), results name the call they answer (``[TOOL_CONTENT]``).
 - ``devstral`` (``unsloth-mistral-Devstral-Small-2507``): Devstral's default system text (no
   date); the tools right after the first system turn; no ids; text before calls is kept.
@@ -60,7 +61,8 @@ Decisions for ``nemo``:
   no place for it: not written, a recorded loss, as the template loses it.  Parsing a
   conversation reads it back as the start of that user message (nothing marks it).  A
   prompt is therefore not a prefix of the same conversation rendered with its answer.
-- **Tools**: one JSON array of the tool objects before the last user turn, as small-3.2.
+- **Tools**: one JSON array of the tool objects before the last user turn, as small-3.2,
+  and before every earlier user message equal to the last one.
 - **Calls**: ``[TOOL_CALLS]`` + one JSON array of ``{"name", "arguments", "id"}`` objects,
   then ``</s>``; text beside calls is dropped (a recorded loss, as the template drops it);
   ids must be 9 letters and digits (the template refuses other lengths).  Reading: the
@@ -74,13 +76,11 @@ Remaining differences from the templates:
 
 - Content given as a list of parts is joined text (the templates also write ``[IMG]`` for
   images, which pawlette's text requests do not carry).
-- small-3.2's template gives the tools block to every user message equal to the last one
-  (dict equality); pawlette writes it once, before the last user turn.
 - The templates accept an empty ``tools`` list (small-3.2 writes an empty block); pawlette
   treats it as no tools.
 - nemo's template writes each tool's string members unescaped (a ``"`` in a description
   breaks its JSON) and leaves out a ``return`` member; pawlette writes the tool objects as
-  JSON.  Like small-3.2's, it gives the tools block to every user message equal to the last.
+  JSON.
 """
 
 # ruff: noqa: E501  (the docstring shows the wire format as it is, long lines included)
@@ -187,6 +187,7 @@ def layout(options: MistralOptions) -> Layout:
             open=fence(TOOLS),
             close=fence(TOOLS_END),
             array=True,
+            equal_users=small,  # (the template's test: message == user_messages[-1])
         ),
         NamedCalls(
             open=fence(TOOL_CALLS),
@@ -235,7 +236,11 @@ def nemo_layout(options: MistralOptions) -> Layout:
             Ignored(("reasoning", "name")),
             SystemInTurn(host="last_user"),
             ToolsBlock(
-                place="before_last_user", open=fence(TOOLS), close=fence(TOOLS_END), array=True
+                place="before_last_user",
+                open=fence(TOOLS),
+                close=fence(TOOLS_END),
+                array=True,
+                equal_users=True,  # (the template's test: message == user_messages[-1])
             ),
             JsonCallList(
                 open=fence(TOOL_CALLS),
