@@ -3,14 +3,18 @@ with the generation prompt after it.
 
 - **Leading assistant messages** (a greeting the application writes before the user's first
   query, after its system messages): the template refuses them (so does the declaration,
-  saying why) or writes them, which verification checks on generated conversations.
+  saying why) or writes them, which verification checks on generated conversations.  Where
+  it opens a greeting otherwise than other answers, at the start or after a system message,
+  the assistant frame opens with that there (DeepSeek V3.1 writes none); where, given tools,
+  it writes the greeting as the user message that holds them (Llama 3.x), the declaration
+  refuses a greeting in a request with tools, saying why.
 - **The generation prompt after an answer** (a server asked for the next turn after an
-  assistant message): where the template refuses it, writes nothing where the declaration
-  writes a prompt (Reka Edge, GigaChat 3, Apriel 1.5, Hy3), leaves the last answer open
-  without the end a conversation's last turn gets, or writes the answer otherwise (Nemotron
-  Nano 2 opens a reasoning block in it), the format refuses it, saying what the template
-  writes, since no concept writes it so; a prompt written after the answer (or none, where
-  the declaration writes none either: Apriel 1.6) is verified.
+  assistant message): the prompt after a query (Laguna) or nothing (Reka Edge, GigaChat 3,
+  Apriel 1.5: the model goes on after the answer's end) becomes the assistant frame's prompt
+  there, and is verified.  Where the template refuses it, writes nothing while the reasoning
+  writes its block in every prompt (Hy3), writes the conversation's end there, or writes the
+  answer otherwise (Nemotron Nano 2 opens a reasoning block in it), the format refuses it,
+  saying what the template writes, since no concept writes it so.
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ next (grouped: the close is what both that text and the end of the last result s
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
