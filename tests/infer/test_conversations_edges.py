@@ -14,6 +14,8 @@ from pawlette.infer.answer_edges import LEADING, PROMPTED
 from pawlette.infer.conversations import Features, Sample, generate
 from pawlette.infer.template import TemplateRunner
 
+from ..support.template_corpus import corpus_template
+
 # A turn per message, whatever the roles' order.
 TURNS = (
     "{%- for message in messages -%}"
@@ -51,6 +53,11 @@ BARE_GREETING = (
     "{%- if message.role == 'user' -%}{%- set ns.asked = true -%}{%- endif -%}"
     "{%- endfor -%}"
     "{%- if add_generation_prompt -%}{{ '<|assistant|>\\n' }}{%- endif -%}"
+)
+
+# The same, with no generation prompt after a system message (DeepSeek V3.1 writes none).
+BARE_GREETING_UNPROMPTED = BARE_GREETING.replace(
+    "if add_generation_prompt", "if add_generation_prompt and messages[-1].role != 'system'"
 )
 
 GREETING = [
@@ -135,25 +142,31 @@ def test_a_template_that_writes_both_edges_has_them_derived_and_verified() -> No
     assert inference.verification.compared == 24 + 16 + 2
 
 
-def test_no_prompt_after_an_answer_is_refused_at_use_saying_what_the_template_writes() -> None:
+def test_no_prompt_after_an_answer_is_derived_as_none() -> None:
+    """The template writes nothing after an answer with the generation prompt: the
+    declaration writes nothing either (the model goes on after the answer's end), as the
+    exported template does."""
     inference = infer_template(UNPROMPTED, eos_token="<|end|>")
     fmt = inference.format
     assert fmt is not None, inference.describe()
     assert _found(inference, PROMPTED) == (
-        "not derived; the template writes no generation prompt after an assistant message: "
-        "'<|user|>\\nZu1q<|end|>\\n<|assistant|>\\nZa1q<|end|>\\n' ends the conversation "
-        "(needs concept: no generation prompt after an answer)"
+        "derived; the template writes no generation prompt after an answer: the model goes "
+        "on after the answer's end"
     )
-    assert inference.needs  # (listed with what inference could not declare)
+    assert not inference.needs, inference.describe()
     runner = TemplateRunner(UNPROMPTED, {})
-    assert fmt.render(ANSWERED).text == runner.render(ANSWERED).text
-    with pytest.raises(RequestError, match=r"add_generation_prompt.*generation prompt after an"):
-        fmt.render(ANSWERED, add_generation_prompt=True)
-    # The exported template refuses it too.
-    exported = TemplateRunner(export_jinja(fmt))
-    refused = exported.render(ANSWERED, add_generation_prompt=True)
-    assert refused.text is None and "generation prompt after an answer" in (refused.refusal or "")
-    assert exported.render(ANSWERED).text == fmt.render(ANSWERED).text
+    for prompt in (False, True):
+        theirs = runner.render(ANSWERED, add_generation_prompt=prompt).text
+        assert fmt.render(ANSWERED, add_generation_prompt=prompt).text == theirs
+        exported = TemplateRunner(export_jinja(fmt)).render(ANSWERED, add_generation_prompt=prompt)
+        assert exported.text == theirs
+    # After a query, the prompt is the template's.
+    asked = ANSWERED[:1]
+    assert (
+        fmt.render(asked, add_generation_prompt=True).text
+        == runner.render(asked, add_generation_prompt=True).text
+        == "<|user|>\nHi<|end|>\n<|assistant|>\n"
+    )
 
 
 def test_a_prompt_after_an_answer_written_otherwise_is_given_up_alone() -> None:
@@ -190,15 +203,192 @@ def test_an_answer_before_any_query_the_template_refuses_is_refused() -> None:
     assert fmt.render(later).text == TemplateRunner(NO_GREETING, {}).render(later).text
 
 
-def test_an_answer_before_any_query_written_otherwise_is_given_up_saying_where() -> None:
+def test_an_answer_before_any_query_written_without_its_opener_is_derived() -> None:
+    """The template writes a greeting with no opener, at the start and after a system
+    message, and no generation prompt after a system message: the assistant frame opens with
+    nothing there, and only there."""
+    inference = infer_template(BARE_GREETING_UNPROMPTED, eos_token="<|end|>")
+    fmt = inference.format
+    assert fmt is not None, inference.describe()
+    assert _found(inference, LEADING) == (
+        "derived; written as an assistant turn, opened with '' at the start, opened with '' "
+        "after a system message"
+    )
+    assert not inference.needs, inference.describe()
+    runner = TemplateRunner(BARE_GREETING_UNPROMPTED, {})
+    for messages in (GREETING, GREETING[1:], [*ANSWERED, *GREETING[1:]], GREETING[:1]):
+        for prompt in (False, True):
+            theirs = runner.render(messages, add_generation_prompt=prompt).text
+            assert fmt.render(messages, add_generation_prompt=prompt).text == theirs
+    assert fmt.render(GREETING).text == (
+        "<|system|>\nBe brief.<|end|>\nHello! How can I help?<|end|>\n<|user|>\nHi<|end|>\n"
+    )
+
+
+def test_a_greeting_that_no_generation_prompt_leads_to_is_given_up_saying_where() -> None:
+    """The template writes a greeting after a system message with no opener, but its
+    generation prompt there opens the turn: a model so prompted would write the opener's
+    turn, not the template's, so the greeting is given up, as verification shows."""
     inference = infer_template(BARE_GREETING, eos_token="<|end|>")
     fmt = inference.format
     assert fmt is not None, inference.describe()
     said = _found(inference, LEADING)
-    assert said.startswith("not derived; verification: conversation (")
-    assert "the template writes nothing where the declaration writes '<|assistant|>\\n'" in said
+    assert said.startswith("not derived; verification: conversation (system, assistant, ")
+    assert ": its assistant turn messages[1], as the template writes it" in said
     # Nothing else was given up for it.
     others = [item for item in inference.capabilities if item.name != LEADING]
     assert all(item.status != "not derived" for item in others), inference.describe()
     with pytest.raises(RequestError, match="leading assistant messages"):
         fmt.render(GREETING)
+
+
+def _corpus_inference(name: str) -> tuple[Inference, TemplateRunner]:
+    template = corpus_template(name)
+    inference = infer_template(
+        template.text, bos_token=template.bos_token, eos_token=template.eos_token
+    )
+    assert inference.format is not None, inference.describe()
+    tokens = {"bos_token": template.bos_token, "eos_token": template.eos_token}
+    given = {key: value for key, value in tokens.items() if value is not None}
+    return inference, TemplateRunner(template.text, given)
+
+
+def test_deepseek_v31_greeting_opens_with_nothing_at_the_start_and_after_a_system_text() -> None:
+    """DeepSeek V3.1 writes an answer before any query with no ``<｜Assistant｜>`` and no
+    ``<think></think>``, right after the begin or the system text."""
+    inference, runner = _corpus_inference("deepseek-ai-DeepSeek-V3.1")
+    assert _found(inference, LEADING) == (
+        "derived; written as an assistant turn, opened with '' at the start, opened with '' "
+        "after a system message"
+    )
+    assert not inference.needs, inference.describe()
+    fmt = inference.format
+    assert fmt is not None
+    for messages in (GREETING, GREETING[1:]):
+        theirs = runner.render(messages).text
+        assert fmt.render(messages).text == theirs
+    assert runner.render(GREETING[1:]).text == (
+        "<｜begin▁of▁sentence｜>Hello! How can I help?<｜end▁of▁sentence｜><｜User｜>Hi"
+    )
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "meta-llama-Llama-3.1-8B-Instruct",
+        "meta-llama-Llama-3.2-3B-Instruct",
+        "meta-llama-Llama-3.3-70B-Instruct",
+    ],
+)
+def test_llama3_greeting_is_derived_and_refused_with_tools_only(name: str) -> None:
+    """Llama 3.x writes a greeting as a turn of its own; given tools, it takes the first
+    message for the user's that holds them, whatever its role.  The declaration writes the
+    greeting, and refuses it with tools, saying why."""
+    inference, runner = _corpus_inference(name)
+    said = _found(inference, LEADING)
+    assert said == (
+        "derived; written as an assistant turn; refused in a request with tools (the tools "
+        "are written into the message after the system messages, which the template then "
+        "writes as a user message whatever its role)"
+    )
+    assert not inference.needs, inference.describe()
+    fmt = inference.format
+    assert fmt is not None
+    assert fmt.render(GREETING).text == runner.render(GREETING).text
+    tools = [
+        {
+            "type": "function",
+            "function": {"name": "now", "parameters": {"type": "object", "properties": {}}},
+        }
+    ]
+    as_user = [GREETING[0], {**GREETING[1], "role": "user"}, GREETING[2]]
+    assert runner.render(GREETING, tools).text == runner.render(as_user, tools).text
+    with pytest.raises(RequestError, match=r"messages\[1\]\.role: 'assistant'; expected a user"):
+        fmt.render({"messages": GREETING, "tools": tools})
+
+
+def test_the_conversations_hold_no_greeting_with_tools_where_it_is_refused() -> None:
+    samples = generate(24, features=Features(leading_answer_with_tools=False))
+    leading = [number for number, sample in enumerate(samples) if _leading(sample)]
+    assert leading == [12]
+    assert not samples[12].tools
+    # The other conversations are as with a greeting wherever one is drawn.
+    everywhere = generate(24)
+    for number, sample in enumerate(samples):
+        if number not in (4, 20):
+            assert sample.request == everywhere[number].request
+
+
+@pytest.mark.parametrize(
+    ("name", "written"),
+    [
+        ("poolside-Laguna-XS.2", "'<assistant>\\n</think>'"),
+        ("poolside-Laguna-XS-2.1", "'<assistant>\\n</think>'"),
+    ],
+)
+def test_laguna_prompt_after_an_answer_closes_the_block_as_after_a_query(
+    name: str, written: str
+) -> None:
+    inference, runner = _corpus_inference(name)
+    assert _found(inference, PROMPTED) == (
+        f"derived; the template writes {written} after an answer"
+    )
+    assert not inference.needs, inference.describe()
+    fmt = inference.format
+    assert fmt is not None
+    theirs = runner.render(ANSWERED, add_generation_prompt=True).text
+    assert theirs is not None and theirs.endswith("</assistant>\n<assistant>\n</think>")
+    assert fmt.render(ANSWERED, add_generation_prompt=True).text == theirs
+
+
+@pytest.mark.parametrize("name", ["Reka-Edge", "GigaChat3-10B-A1.8B", "unsloth-Apriel-1.5"])
+def test_no_prompt_after_an_answer_in_real_templates_is_derived(name: str) -> None:
+    inference, runner = _corpus_inference(name)
+    assert _found(inference, PROMPTED) == (
+        "derived; the template writes no generation prompt after an answer: the model goes "
+        "on after the answer's end"
+    )
+    fmt = inference.format
+    assert fmt is not None
+    theirs = runner.render(ANSWERED, add_generation_prompt=True).text
+    assert theirs == runner.render(ANSWERED).text
+    assert fmt.render(ANSWERED, add_generation_prompt=True).text == theirs
+
+
+def test_hy3_prompt_after_an_answer_stays_not_derived_saying_why() -> None:
+    """Hy3 writes nothing after an answer, where its prompt after a query writes an empty
+    reasoning block: the reasoning's prompt cannot be left out there, so the declaration
+    refuses it."""
+    inference, _ = _corpus_inference("tencent-Hy3")
+    assert _found(inference, PROMPTED) == (
+        "not derived; the template writes nothing after an answer with the generation "
+        "prompt, which does not end with what the reasoning writes in every generation "
+        "prompt (needs concept: a generation prompt after an answer without the reasoning's)"
+    )
+    fmt = inference.format
+    assert fmt is not None
+    with pytest.raises(RequestError, match="generation prompt after an answer"):
+        fmt.render(ANSWERED, add_generation_prompt=True)
+
+
+@pytest.mark.parametrize(
+    "name", ["ibm-granite-granite-3.3-2B-Instruct", "GigaChat3-10B-A1.8B", "GigaChat3.1-10B-A1.8B"]
+)
+def test_a_greeting_after_a_system_text_no_prompt_follows_is_read_as_the_conversations(
+    name: str,
+) -> None:
+    """Granite 3.3 and GigaChat 3 write no generation prompt after a system message: a model
+    is never prompted for the greeting after it, which is read back from the whole
+    conversation, and derived."""
+    inference, runner = _corpus_inference(name)
+    assert _found(inference, LEADING) == "derived; written as an assistant turn"
+    fmt = inference.format
+    assert fmt is not None
+    system = GREETING[:1]
+    assert runner.render(system, add_generation_prompt=True).text == runner.render(system).text
+    theirs = runner.render(GREETING).text
+    assert fmt.render(GREETING).text == theirs
+    assert theirs is not None
+    read = fmt.parse_conversation(theirs).messages
+    assert [message["role"] for message in read] == ["system", "assistant", "user"]
+    assert read[1]["content"] == GREETING[1]["content"]

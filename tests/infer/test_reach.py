@@ -213,3 +213,43 @@ def test_a_template_that_requires_a_thinking_field_is_given_it_empty() -> None:
     assert fmt.render({"messages": [user, turn]}).text.endswith(
         "<|ifm|im_start|>assistant\n<ifm|think>\n</ifm|think>Hi.<|ifm|im_end|>"
     )
+
+
+def test_results_each_led_by_a_special_token_without_a_close_are_grouped() -> None:
+    """Bielik writes results in one user turn, each led by ``<|function_output|>`` with
+    nothing after it: a result ends where the next one opens.  Its template looks up a
+    result's neighbours counting from the first message while its loop starts after the
+    system message, so with one the group is cut elsewhere, which verification finds; with
+    the lookup counting from where the loop starts, the results are derived."""
+    template = corpus_template("Bielik-11B-v3.0-Instruct")
+    said = _status("Bielik-11B-v3.0-Instruct", "tool results")
+    assert said[0] == "not derived"
+    assert said[1].startswith("verification: conversation (system, user, ")
+    counted = template.text
+    for neighbour in ("messages[loop.index0 - 1]", "messages[loop.index0 + 1]"):
+        assert counted.count(neighbour) == 1
+        counted = counted.replace(
+            neighbour, neighbour.replace("[loop.index0", "[loop_start_index + loop.index0")
+        )
+    inference = infer_template(counted, bos_token=template.bos_token, eos_token=template.eos_token)
+    assert inference.accepted, inference.describe()
+    found = {item.name: (item.status, item.detail) for item in inference.capabilities}
+    assert found["tool results"] == ("derived", "grouped in one turn")
+    assert not inference.needs, inference.describe()
+    fmt = inference.format
+    assert fmt is not None
+    calls = [
+        {"id": f"c{n}", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+        for n in (1, 2)
+    ]
+    request = {
+        "messages": [
+            {"role": "user", "content": "Weather?"},
+            {"role": "assistant", "content": "", "tool_calls": calls},
+            {"role": "tool", "tool_call_id": "c1", "content": "21 degrees"},
+            {"role": "tool", "tool_call_id": "c2", "content": "dry"},
+        ]
+    }
+    assert fmt.render(request).text.endswith(
+        "<|im_start|>user\n<|function_output|>21 degrees<|function_output|>dry<|im_end|>\n"
+    )

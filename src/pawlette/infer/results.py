@@ -28,7 +28,7 @@ from ..declare import (
     UnwrittenResults,
 )
 from ..declare.pieces import text_of
-from .atoms import common_prefix, common_suffix, excerpt
+from .atoms import Tokens, common_prefix, common_suffix, excerpt
 from .calls import ALPHA, BETA, text_lead
 from .draft import Draft, FrameText
 from .family_results import derive_family_results
@@ -195,7 +195,11 @@ def _derive(probe: Probe, draft: Draft) -> None:
             # Text between two results that neither closes one nor opens the next (a
             # newline: DeepSeek-R1's): written between the results of a group only.
             gap = between[len(item_close) : len(between) - len(item_open)]
-        if item_close + gap + item_open != between or not item_close:
+        # Without a close, a result ends where the next one opens: its open must be a
+        # special token, which no result's text holds (Bielik's ``<|function_output|>``).
+        if item_close + gap + item_open != between or not (
+            item_close or _special(probe.tokens, item_open)
+        ):
             raise Underivable(
                 f"two results are joined by {between!r} (needs concept: grouped results of this "
                 "shape)"
@@ -254,6 +258,11 @@ def _derive(probe: Probe, draft: Draft) -> None:
         + (" and the tool's name" if name_close is not None else "")
         + (", with the call's id after its text" if id_after is not None else ""),
     )
+
+
+def _special(tokens: Tokens, text: str) -> bool:
+    """Whether ``text`` holds a special token."""
+    return any(len(atom) > 1 and tokens.is_special(atom) for atom in tokens.atoms(text))
 
 
 def _numbered(draft: Draft) -> bool:
