@@ -125,7 +125,8 @@ def tiny(*concepts: Concept, **changes: Any) -> Layout:
         ),
         (
             lambda: tiny(
-                ToolsBlock(open=fence("<tools>")), ToolsBlock(place="own_turn", open=fence("<t>"))
+                ToolsBlock(place="first_user", open=fence("<tools>")),
+                ToolsBlock(place="own_turn", open=fence("<t>")),
             ),
             "tiny: Layout.concepts[1]: ToolsBlock writes the tools block, as ToolsBlock "
             "(concepts[0]) does; expected one ToolsBlock",

@@ -11,7 +11,16 @@ from typing import Any
 
 import pytest
 
-from pawlette.declare import Frame, Layout, Marker, ToolsBlock, XmlCalls, declare, fence
+from pawlette.declare import (
+    Frame,
+    Layout,
+    Marker,
+    SystemPrompt,
+    ToolsBlock,
+    XmlCalls,
+    declare,
+    fence,
+)
 from pawlette.declare.jinja import Template
 from pawlette.declare.table import Table
 from pawlette.declare.xml_calls import Tags
@@ -43,6 +52,7 @@ def _layout(calls: type[XmlCalls]) -> Layout:
             for role in ("system", "user", "assistant")
         },
         concepts=(
+            SystemPrompt(),
             ToolsBlock(place="system", open=fence("Tools:"), item_open=fence("\n")),
             calls(
                 open=fence('<call name="'),

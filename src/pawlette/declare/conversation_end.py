@@ -14,7 +14,8 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class ConversationEnd(Concept):
-    """``marker`` ends a conversation rendered without a generation prompt (templates write
+    """``marker``, one :class:`Marker` (not a fence: ``ConversationEnd(Marker("<|endoftext|>"))``),
+    ends a conversation rendered without a generation prompt (templates write
     ``eos_token`` there: Phi-3.5, Phi-4-mini); never trainable (it follows the last turn's
     ``after``, and the assistant's own end is its frame's).  Parsing a conversation reads it
     as the end, outside every turn."""

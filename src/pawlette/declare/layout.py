@@ -39,10 +39,10 @@ _FENCES = tuple[Fence, ...]
 def _checked_fields(kind: type) -> tuple[tuple[str, str, bool], ...]:
     """A concept class's fields that declaring checks, once per class: ``(name, kind,
     text_too)``, kind ``"fence"``, ``"optional"`` (a fence or None), ``"fences"`` (a tuple
-    of fences), ``"text"`` (plain text, not a fence) or ``"pattern"`` (``id_pattern``, a
-    regular expression); ``text_too``: a string is allowed too.  None when an annotation
-    names a type its module only imports for type checkers: its fences are then checked
-    where they are used."""
+    of fences), ``"marker"`` (one :class:`Marker`, not a fence), ``"text"`` (plain text, not
+    a fence) or ``"pattern"`` (``id_pattern``, a regular expression); ``text_too``: a string
+    is allowed too.  None when an annotation names a type its module only imports for type
+    checkers: its fences are then checked where they are used."""
     if not is_dataclass(kind):
         return ()
     try:
@@ -62,6 +62,8 @@ def _checked_fields(kind: type) -> tuple[tuple[str, str, bool], ...]:
             checked.append((item.name, kind_of, str in allowed))
         elif hint == _FENCES:
             checked.append((item.name, "fences", False))
+        elif hint is Marker:
+            checked.append((item.name, "marker", False))
         elif hint is str:
             checked.append((item.name, "text", True))
     return tuple(checked)
@@ -78,6 +80,18 @@ def _option_names(options: object) -> list[str]:
 
 UNTESTED = ("tools", "calls")
 """What ``Layout.template_untested`` may name."""
+
+_ONE_MARKER = "one Marker, a special token, not a fence or a string ({})"
+
+
+def _marker_hint(value: object) -> str:
+    """How to write a marker field that holds something else: the marker it most likely
+    means (a fence of one marker, or the text of one)."""
+    if isinstance(value, tuple) and len(value) == 1 and isinstance(value[0], Marker):
+        return f"{value[0]!r}, without fence(...)"
+    if isinstance(value, str):
+        return f"Marker({value!r})"
+    return "Marker('<|endoftext|>'), for one"
 
 
 def _job_owner(concept: Concept) -> str:
@@ -414,6 +428,11 @@ class Layout:
                             ) from None
                 elif kind == "fences":
                     self._check_fences(where, value)
+                elif kind == "marker":
+                    if not isinstance(value, Marker):
+                        raise self._error(
+                            where, repr(value), _ONE_MARKER.format(_marker_hint(value))
+                        )
                 elif kind == "text":
                     if not isinstance(value, str):
                         found = "a fence" if isinstance(value, tuple) else _a(value)

@@ -34,8 +34,10 @@ class Names(Concept):
       ``<|open|>message role="user" name="alice"<|sep|>``: ``at=2``, ``lead=fence(' name="')``,
       ``trail=fence('"')``).
 
-    The name of a system, user or assistant message whose role is not in ``roles`` is not
-    written (a recorded loss); a tool result's is left to the results concept.  Reading
+    ``roles`` holds some of ``"system"``, ``"user"`` and ``"assistant"``, each a role with a
+    frame.  The name of such a message whose role is not in ``roles`` is not written (a
+    recorded loss); a tool result's is left to the results concept (``Results.name_close``
+    writes the name of the call a result answers, after its id).  Reading
     takes the turns opened as the frames open them: a turn opened with a name is not read
     back (the warnings say so).
     """
@@ -49,9 +51,28 @@ class Names(Concept):
     handles: ClassVar[frozenset[str]] = frozenset({"name"})
 
     def validate(self, layout: Layout) -> None:
+        if not isinstance(self.roles, tuple):
+            raise FormatError(
+                f"{layout.name}: Names.roles: {self.roles!r}, a {type(self.roles).__name__}; "
+                "expected a tuple of roles, such as ('user',)"
+            )
+        for role in self.roles:
+            if role not in _FRAMED:
+                # (a result's name is the results concept's: Results.name_close writes it)
+                raise FormatError(
+                    f"{layout.name}: Names.roles: {role!r}; expected some of system, user, "
+                    "assistant (a tool result's name is written by the results concept: "
+                    "Results.name_close)"
+                )
         for role in self.roles:
             frame = layout.frames.get(role)
-            if frame is None or frame.open_after or len(frame.open) < self.at + self.replaces:
+            if frame is None:
+                raise FormatError(
+                    f"{layout.name}: Names.roles: {role!r}, a role with no frame; expected "
+                    f"Layout.frames[{role!r}] (the name goes in its open fence), or {role!r} "
+                    "left out of Names.roles"
+                )
+            if frame.open_after or len(frame.open) < self.at + self.replaces:
                 raise FormatError(
                     f"{layout.name}: Names: the {role!r} frame {frame!r}; expected a frame "
                     f"whose open fence has {self.at + self.replaces} pieces or more (at + "

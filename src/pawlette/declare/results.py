@@ -103,8 +103,10 @@ class Results(Concept):
             )
         if self.name_close is not None and self.id_close is None:
             raise FormatError(
-                f"{layout.name}: Results.name_close without id_close; expected the name "
-                "written after the id"
+                f"{layout.name}: Results.name_close without id_close: name_close="
+                f"{self.name_close!r}, id_close=None; expected an id_close too (the format writes "
+                "the call's id, id_close, then its name and name_close; a result that names "
+                "its call with no id before it is no field of Results)"
             )
         if self.id_after is not None and (
             not self.id_after or self.id_close is not None or not self.item_close

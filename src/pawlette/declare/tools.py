@@ -71,7 +71,8 @@ class ToolsBlock(Concept):
     Fields:
 
     - ``place``: ``"system"`` (in the first system turn; one is written when the
-      conversation has none), ``"first_user"`` / ``"last_user"`` (inside that user turn),
+      conversation has none: the layout's ``SystemPrompt`` writes that turn, so it needs
+      one), ``"first_user"`` / ``"last_user"`` (inside that user turn),
       ``"before_last_user"`` (on its own just before the last user turn opens: Mistral), or
       ``"own_turn"`` (on its own at the start: ``open`` and ``close`` hold the whole turn's
       frame, Kimi's ``tool_declare``), or ``"after_system"`` (on its own right after the
@@ -93,7 +94,8 @@ class ToolsBlock(Concept):
       the block when the host's text is not empty (Qwen3.5: the tools, a blank line, then
       the system text).
     - ``item_open`` / ``item_close``: around each tool; ``array``: the tools are one JSON
-      array instead (no item fences).
+      array instead (no item fences).  Each tool is written as JSON; a listing in another
+      syntax (XML tags per parameter, a TypeScript namespace) takes a concept of its own.
     - ``wrap``: each tool as OpenAI's whole tool object (``"openai"``:
       ``{"type": "function", "function": {...}}``) or its ``"function"`` object.
     - ``indent`` / ``separators``: the JSON as Jinja's ``tojson(indent=..., separators=...)``
@@ -160,6 +162,15 @@ class ToolsBlock(Concept):
             raise FormatError(
                 f"{layout.name}: ToolsBlock(place={self.place!r}) and no 'system' frame; "
                 "expected one"
+            )
+        if self.place == "system" and not any(
+            "system" in concept.claims for concept in layout.concepts
+        ):
+            # (the system turn is written by the concept that claims system messages: without
+            # one the block would be written nowhere, and no loss would say so)
+            raise FormatError(
+                f"{layout.name}: ToolsBlock(place='system') and no concept that writes the "
+                "system turn; expected a SystemPrompt (or LastSystemPrompt) in Layout.concepts"
             )
         if self.place == "user_after_system":
             system, user = layout.frames["system"], layout.frames["user"]

@@ -49,7 +49,10 @@ class XmlCalls(SectionedCallConcept):
     Fields: ``open`` / ``name_close`` around the name; ``key_open`` / ``key_close`` around a
     parameter's name; ``value_close`` after its value; ``close`` after the last parameter;
     ``section_open`` / ``section_close`` around all the calls of a turn, ``separator``
-    between two calls, ``text_separator`` between text and the calls; ``parallel``: several
+    between two calls, ``text_separator`` between text and the calls (a turn's text beside
+    its calls is written before them as given, whitespace too; an empty text writes no
+    separator; text written otherwise takes a concept that says so: ``Trimmed`` trims every
+    turn of its roles, with calls or without); ``parallel``: several
     calls in one turn; ``loose``: the fences are also read without their whitespace (and
     the whitespace between two tags of one fence left out or added: GLM models write both
     ``</arg_key><arg_value>`` and ``</arg_key>\\n<arg_value>``); ``key_close_other``: where
