@@ -104,7 +104,9 @@ Decisions (reference: Qwen's own templates, ``Qwen-Qwen2.5-7B-Instruct.jinja`` a
   assistant turn after the last user message writes ``<think>\\nR\\n</think>\\n\\n``, empty
   when it has no reasoning (``Reasoning(empty_after_last_query=True)``); earlier turns lose
   their reasoning.  A conversation without a user message is refused, as the template
-  refuses it (``Reasoning(no_query="refused")``).  The prompt opens ``<think>\\n``, so a completion is read from inside the
+  refuses it (``Reasoning(no_query="refused")``); a user message whose trimmed text starts
+  with ``<tool_response>`` and ends with ``</tool_response>`` is no user query to it
+  (``Reasoning(not_query_trimmed=True)``).  The prompt opens ``<think>\\n``, so a completion is read from inside the
   block (``thinking=False``, the template's ``enable_thinking``: ``<think>\\n\\n</think>\\n\\n``).
   A call opening inside the block ends it; one newline between text and a call reads as
   the template's blank line.  Image and video parts are refused (the template writes its
@@ -137,7 +139,8 @@ Decisions (reference: Qwen's own templates, ``Qwen-Qwen2.5-7B-Instruct.jinja`` a
   Every assistant turn after the last user message writes ``<think>\\nR\\n</think>\\n``,
   empty when it has no reasoning (the reasoning as given, not trimmed); earlier turns lose
   their reasoning, and so do all turns of a conversation without a user message (no block:
-  ``Reasoning(no_query="dropped")``).  The prompt always opens ``<think>\\n`` (the template has no switch, so
+  ``Reasoning(no_query="dropped")``; a user message of results, ``<tool_response>...
+  </tool_response>``, is no query to it).  The prompt always opens ``<think>\\n`` (the template has no switch, so
   ``thinking`` changes nothing), so a completion is read from inside the block; a call
   opening inside the block ends it.  Reading types each value by
   the tool's schema; calls separated by a newline read as the same calls; a bare
