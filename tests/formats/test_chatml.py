@@ -83,3 +83,43 @@ def test_qwq_reads_a_completion_inside_the_opened_block() -> None:
     completion = pawlette.get_format("chatml:qwq").parse("Let me see.\n</think>\n\n42")
     assert completion.message["reasoning_content"] == "Let me see."
     assert completion.message["content"] == "42"
+
+
+def test_qwq_cuts_a_past_turns_text_as_its_template_does() -> None:
+    """QwQ's template writes every assistant message but the conversation's last from after
+    its last ``</think>``, without the newlines at its start (a recorded loss); the last
+    message is written whole.  The render, the exported Jinja and the template agree."""
+    from transformers.utils.chat_template_utils import render_jinja_template
+
+    from pawlette.export import export_jinja
+
+    from ..declare.test_cross_artifacts import template_request
+    from ..support.template_compare import corpus_reference
+
+    fmt = pawlette.get_format("chatml:qwq")
+    reference = corpus_reference("Qwen-QwQ-32B")
+    call = {"id": "a", "type": "function", "function": {"name": "now", "arguments": "{}"}}
+    tools = [{"type": "function", "function": {"name": "now", "parameters": {"type": "object"}}}]
+    for past, last in (
+        ("\n\nstarts with newlines", "\nkept whole"),
+        ("thought</think>\n\nanswer", "thought</think>kept"),
+        ("a</think>b</think>\nc", "plain"),
+    ):
+        messages = [
+            {"role": "user", "content": "Q1"},
+            {"role": "assistant", "content": past},
+            {"role": "user", "content": "Q2"},
+            {"role": "assistant", "content": "</think>", "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "a", "content": "12:00"},
+            {"role": "assistant", "content": last},
+        ]
+        request = {"messages": messages, "tools": tools}
+        expected = reference.render(messages, tools, add_generation_prompt=False).text
+        rendering = fmt.render(request)
+        assert rendering.text == expected
+        assert any(loss.startswith("messages[1].content") for loss in rendering.losses)
+        assert not any(loss.startswith("messages[5].content") for loss in rendering.losses)
+        exported, _ = render_jinja_template(
+            [template_request(fmt, request)], tools=tools, chat_template=export_jinja(fmt)
+        )
+        assert exported[0] == expected

@@ -330,13 +330,19 @@ class TextAfter(Concept):
     ``occurrence``: ``"first"`` or ``"last"``, which of its occurrences;
     ``calls``: whether the text of a turn with calls is cut too (else written whole);
     ``after_results``: whether the text of a turn right after results is cut too (DeepSeek
-    V3.1 writes it whole).  A text that holds no separator is left to the concepts after
-    this one (an empty answer written otherwise)."""
+    V3.1 writes it whole); ``last``: whether the conversation's last message is cut too
+    (QwQ's template cuts only the earlier ones); ``strip``: characters taken off the start of
+    the written text, also of a text that holds no separator (QwQ: ``"\\n"``, its
+    ``lstrip('\\n')``), a recorded loss when it changes the text.  A text that holds no
+    separator (and, with ``strip``, starts with none of its characters) is left to the
+    concepts after this one (an empty answer written otherwise)."""
 
     separator: str = "</think>"
     occurrence: Literal["first", "last"] = "last"
     calls: bool = True
     after_results: bool = True
+    last: bool = True
+    strip: str = ""
 
     acts_on: ClassVar[frozenset[str] | None] = frozenset({"assistant"})
 
@@ -356,23 +362,38 @@ class TextAfter(Concept):
             return False
         if out.previous == "tool" and not self.after_results:
             return False
-        text = out.message_text(index)
-        if self.separator not in text:
+        if not self.last and index == len(out.messages) - 1:
             return False
-        out.lose(
-            f"messages[{index}].content",
-            f"the text up to its {self.occurrence} {self.separator} dropped",
-        )
-        if self.occurrence == "last":
-            kept = text.rsplit(self.separator, 1)[1]
+        text = out.message_text(index)
+        if self.separator in text:
+            out.lose(
+                f"messages[{index}].content",
+                f"the text up to its {self.occurrence} {self.separator} dropped",
+            )
+            if self.occurrence == "last":
+                kept = text.rsplit(self.separator, 1)[1]
+            else:
+                kept = text.split(self.separator, 1)[1]
+        elif self.strip and text[:1] and text[0] in self.strip:
+            kept = text
         else:
-            kept = text.split(self.separator, 1)[1]
+            return False
+        if self.strip:
+            stripped = kept.lstrip(self.strip)
+            if stripped != kept:
+                out.lose(f"messages[{index}].content", f"{self.strip!r} trimmed at its start")
+            kept = stripped
         out.writer.text(kept, "content", trainable=True)
         return True
 
     def jinja_content(self, out: Template, role: str) -> bool:
         separator = jinja_string(self.separator)
         conditions = [f"{separator} in cut_text"]
+        if self.strip:
+            starts = f"(cut_text and cut_text[0] in {jinja_string(self.strip)})"
+            conditions = [f"({separator} in cut_text or {starts})"]
+        if not self.last:
+            conditions.append("index < (messages | length) - 1")
         if not self.calls:
             conditions.append("not (message.tool_calls is defined and message.tool_calls)")
         if not self.after_results:
@@ -380,9 +401,14 @@ class TextAfter(Concept):
         out.out(f"{{%- set cut_text = text_of(message, index, {out.layout.name!r}) -%}}")
         with out.when(" and ".join(conditions)):
             if self.occurrence == "last":
-                out.value(f"cut_text.split({separator})[-1]")
+                kept = f"cut_text.split({separator})[-1]"
+            elif self.strip:  # (a text without the separator is written whole)
+                kept = f"(cut_text.split({separator}, 1) + [cut_text])[1]"
             else:
-                out.value(f"cut_text.split({separator}, 1)[1]")
+                kept = f"cut_text.split({separator}, 1)[1]"
+            if self.strip:
+                kept = f"({kept}).lstrip({jinja_string(self.strip)})"
+            out.value(kept)
             out.out("{%- else -%}")
             out.later_content(self, role)
         return True

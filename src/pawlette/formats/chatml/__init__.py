@@ -69,14 +69,15 @@ Decisions (reference: Qwen's own templates, ``Qwen-Qwen2.5-7B-Instruct.jinja`` a
   Qwen3 does and reports the change as a loss (``Reasoning(trim="\\n")``).  Content holding
   ``</think>`` without ``reasoning_content`` is split by the real template; pawlette keeps it
   as content.  A user message that itself starts with ``<tool_response>`` and ends with
-  ``</tool_response>`` is not a query to Qwen3's template.
+  ``</tool_response>`` (results a client sends as a user message) is not taken as the last
+  query, as Qwen3's template takes none such (``Reasoning(not_query=...)``).
 - **QwQ** (``chatml:qwq``): no default system text; with tools the system turn starts with
   a blank line even without system text; no turn writes reasoning (a documented loss); the
   generation prompt opens ``<think>\\n`` (``thinking=False``: ``<think>\\n</think>``, the
   template's ``enable_thinking``), so a completion is read as ``reasoning</think>answer``.
-  Differences that remain: QwQ's template cuts a past assistant turn's content to the part
-  after its last ``</think>`` and strips newlines at its start; pawlette writes such content
-  as given.  A training render does not extend the prompt render (the prompt opens a block
+  A past assistant turn's content (any but the conversation's last message) is written from
+  after its last ``</think>``, without newlines at its start, as QwQ's template cuts it
+  (``TextAfter(last=False, strip="\\n")``; a recorded loss).  A training render does not extend the prompt render (the prompt opens a block
   no past turn holds): that is the template's own shape.
 - **MiMo-VL** (``chatml:mimo-vl``): Qwen2.5's template with MiMo's default system text
   ("You are MiMo, an AI assistant developed by Xiaomi.").
@@ -103,7 +104,9 @@ Decisions (reference: Qwen's own templates, ``Qwen-Qwen2.5-7B-Instruct.jinja`` a
   assistant turn after the last user message writes ``<think>\\nR\\n</think>\\n\\n``, empty
   when it has no reasoning (``Reasoning(empty_after_last_query=True)``); earlier turns lose
   their reasoning.  A conversation without a user message is refused, as the template
-  refuses it (``Reasoning(no_query="refused")``).  The prompt opens ``<think>\\n``, so a completion is read from inside the
+  refuses it (``Reasoning(no_query="refused")``); a user message whose trimmed text starts
+  with ``<tool_response>`` and ends with ``</tool_response>`` is no user query to it
+  (``Reasoning(not_query_trimmed=True)``).  The prompt opens ``<think>\\n``, so a completion is read from inside the
   block (``thinking=False``, the template's ``enable_thinking``: ``<think>\\n\\n</think>\\n\\n``).
   A call opening inside the block ends it; one newline between text and a call reads as
   the template's blank line.  Image and video parts are refused (the template writes its
@@ -136,7 +139,8 @@ Decisions (reference: Qwen's own templates, ``Qwen-Qwen2.5-7B-Instruct.jinja`` a
   Every assistant turn after the last user message writes ``<think>\\nR\\n</think>\\n``,
   empty when it has no reasoning (the reasoning as given, not trimmed); earlier turns lose
   their reasoning, and so do all turns of a conversation without a user message (no block:
-  ``Reasoning(no_query="dropped")``).  The prompt always opens ``<think>\\n`` (the template has no switch, so
+  ``Reasoning(no_query="dropped")``; a user message of results, ``<tool_response>...
+  </tool_response>``, is no query to it).  The prompt always opens ``<think>\\n`` (the template has no switch, so
   ``thinking`` changes nothing), so a completion is read from inside the block; a call
   opening inside the block ends it.  Reading types each value by
   the tool's schema; calls separated by a newline read as the same calls; a bare
@@ -173,6 +177,7 @@ from pawlette.declare import (
     Reasoning,
     Results,
     SystemPrompt,
+    TextAfter,
     ToolsBlock,
     declare,
     fence,
@@ -321,6 +326,9 @@ def layout(options: ChatmlOptions) -> Layout:
                 separator=() if options.think_prompt else fence("\n\n"),
             ),
             *reasoning(options),
+            # QwQ's template writes a past turn's text after its last </think>, without the
+            # newlines at its start (not the conversation's last message).
+            *((TextAfter(last=False, strip="\n"),) if options.think_prompt else ()),
             # No template writes a message's name; Qwen2.5's never writes reasoning.
             Ignored(
                 ("name",) if options.reasoning or options.think_prompt else ("name", "reasoning")

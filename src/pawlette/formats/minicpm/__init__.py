@@ -62,7 +62,9 @@ token ids by their spelling).
   with the empty text) writes no block; earlier turns lose their reasoning (a recorded
   loss).  In a conversation without a user message no turn writes a block (the template
   takes the last message as the last query; ``Reasoning(no_query="dropped")``), and the
-  reasoning is a recorded loss.  An empty block reads back as no reasoning.
+  reasoning is a recorded loss.  A user message whose text starts with ``<tool_response>``
+  and ends with ``</tool_response>`` (results sent as a user message) is not taken as the
+  last query, as the template takes none such.  An empty block reads back as no reasoning.
 - **The generation prompt** is ``<|im_start|>assistant\\n``; the option ``thinking`` is the
   template's ``enable_thinking``: unset by default (nothing more), True opens the block
   (``<think>\\n``: a completion is read from inside it), False writes an empty one.
