@@ -369,26 +369,3 @@ def test_hy3_prompt_after_an_answer_stays_not_derived_saying_why() -> None:
     assert fmt is not None
     with pytest.raises(RequestError, match="generation prompt after an answer"):
         fmt.render(ANSWERED, add_generation_prompt=True)
-
-
-@pytest.mark.parametrize(
-    "name", ["ibm-granite-granite-3.3-2B-Instruct", "GigaChat3-10B-A1.8B", "GigaChat3.1-10B-A1.8B"]
-)
-def test_a_greeting_after_a_system_text_no_prompt_follows_is_read_as_the_conversations(
-    name: str,
-) -> None:
-    """Granite 3.3 and GigaChat 3 write no generation prompt after a system message: a model
-    is never prompted for the greeting after it, which is read back from the whole
-    conversation, and derived."""
-    inference, runner = _corpus_inference(name)
-    assert _found(inference, LEADING) == "derived; written as an assistant turn"
-    fmt = inference.format
-    assert fmt is not None
-    system = GREETING[:1]
-    assert runner.render(system, add_generation_prompt=True).text == runner.render(system).text
-    theirs = runner.render(GREETING).text
-    assert fmt.render(GREETING).text == theirs
-    assert theirs is not None
-    read = fmt.parse_conversation(theirs).messages
-    assert [message["role"] for message in read] == ["system", "assistant", "user"]
-    assert read[1]["content"] == GREETING[1]["content"]

@@ -581,9 +581,8 @@ def own_turns(
                 _Cut(opener, prompt_tail, stand_in) if not declared else None,
                 message,
             )
-            # The template writes no generation prompt after an answer or a system message
-            # (Granite 3.3's greeting): a model is never prompted for the answer after it,
-            # which may be read as the conversation's too.
+            # The template writes no generation prompt after an answer: a model is never
+            # prompted for the answer after it, which may be read as the conversation's too.
             unprompted = _unprompted(render, messages, index, tools, before.text)
             if cut is None and unprompted:
                 cut = (after.text, "")
@@ -688,10 +687,9 @@ def _unprompted(
     tools: Any,
     prompted: str,
 ) -> bool:
-    """Whether ``messages[index]`` follows an assistant or a system message after which the
-    template writes no generation prompt (its render with the prompt is its render
-    without)."""
-    if messages[index - 1].get("role") not in ("assistant", "system"):
+    """Whether ``messages[index]`` follows an assistant message after which the template
+    writes no generation prompt (its render with the prompt is its render without)."""
+    if messages[index - 1].get("role") != "assistant":
         return False
     plain = render(messages[:index], tools, False)
     return plain.text == prompted
