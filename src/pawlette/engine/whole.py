@@ -37,6 +37,8 @@ plain text (``whole_kind``):
 
 A marker with no row in a state but known there as text (the state's ``inner`` markers, the
 grammar's ``soft`` ones) is read as a run, as the machine feeds it to the state's reader.
+One that is such text only where a call is read whole, and no step of a state the reading
+knows (Gemma 4's string quote), is not lexed at all (see :class:`_Plan`).
 
 A step's actions are taken when each says it is ``quiet``: in a completion that has begun,
 it emits nothing and leaves the reading where the step goes (beginning or ending a message).
