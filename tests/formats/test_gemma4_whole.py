@@ -204,8 +204,8 @@ def test_the_tokens_handed_to_the_machine_are_the_full_lexers() -> None:
         if lexed:
             handed += 1
             assert lexed[0] == full.read_all(text), text
-        else:
-            assert not full.reads_at_once(text) or whole.read_whole(grammar, text) is None
+        else:  # (only a text whose end may still begin a marker is lexed anew)
+            assert text and not full.reads_at_once(text), text
     assert handed >= 50, handed
 
 
