@@ -395,12 +395,7 @@ class Lexer:
         from such a text (what it holds is an end that begins a marker, with the backslashes
         before it), so its runs are the same, and the look for an unfinished marker is made
         once, not once per marker a feed finds near the end."""
-        if (
-            text
-            and not self._buffer
-            and not (self._escape and text[-1] == "\\")
-            and not self._tables.ends_unfinished(text)
-        ):
+        if self.reads_at_once(text):
             tokens: list[Token] = []
             position = self._scan(text, tokens, final=True)
             if position < len(text):
@@ -411,6 +406,16 @@ class Lexer:
         if self._buffer:
             tokens += self.finish()
         return tokens
+
+    def reads_at_once(self, text: str) -> bool:
+        """Whether :meth:`read_all` of ``text`` scans it once, as at the end of the input
+        (see there): its runs are then split only at markers."""
+        return bool(
+            text
+            and not self._buffer
+            and not (self._escape and text[-1] == "\\")
+            and not self._tables.ends_unfinished(text)
+        )
 
     def read_already(self, text: str) -> None:
         """This lexer, new, as after ``read_all(text)`` whose tokens another lexer of the same

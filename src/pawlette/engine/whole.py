@@ -37,6 +37,8 @@ plain text (``whole_kind``):
 
 A marker with no row in a state but known there as text (the state's ``inner`` markers, the
 grammar's ``soft`` ones) is read as a run, as the machine feeds it to the state's reader.
+One that is such text only where a call is read whole, and no step of a state the reading
+knows (Gemma 4's string quote), is not lexed at all (see :class:`_Plan`).
 
 A step's actions are taken when each says it is ``quiet``: in a completion that has begun,
 it emits nothing and leaves the reading where the step goes (beginning or ending a message).
@@ -44,8 +46,9 @@ it emits nothing and leaves the reading where the step goes (beginning or ending
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..types import Message, TextPart, Tool, ToolCall
 from .call_arguments import arguments_problem
@@ -102,6 +105,9 @@ class _StateReading:
     """A ``"call name"`` reader's reading of the name as written (its name and id)."""
     closed: bool = False
     """A ``"call arguments"`` reader's call has a close of its own (only it ends the call)."""
+    foreign: tuple[tuple[str, str], ...] = ()
+    """Hidden markers (see :class:`_Plan`) that are not text here, each after its last
+    character: a run holding one gives up, as the marker would (it has no row here)."""
 
 
 def _kind_of(reader: Reader) -> _StateReading | None:
@@ -145,10 +151,55 @@ def _kind_of(reader: Reader) -> _StateReading | None:
     return None
 
 
-class _Plan:
-    """What :func:`read_whole` knows of a grammar's states, found once per grammar."""
+def _apart(marker: str, other: str) -> bool:
+    """Whether no text holds ``marker`` and ``other`` overlapping (neither holds the other,
+    and no end of one begins the other): then reading the one as text leaves where the other
+    is found as it is."""
+    if marker in other or other in marker:
+        return False
+    return not any(marker.startswith(other[-size:]) for size in range(1, len(other))) and not any(
+        other.startswith(marker[-size:]) for size in range(1, len(marker))
+    )
 
-    __slots__ = ("grammar", "quiet_steps", "readings")
+
+def _hidden(grammar: Grammar, readings: dict[str, _StateReading | None]) -> frozenset[str]:
+    """Markers the whole-text reading may lex as text (see :class:`_Plan`)."""
+    # A run's first characters are read on their own by an escape (the backslashes before a
+    # marker) and by a lead longer than one character (a run shorter than the lead is held),
+    # and the runs split otherwise without the hidden markers (at them, and where the text's
+    # end is held back as a marker's beginning).
+    if grammar.escape or any(
+        found is not None and (len(found.lead) > 1 or (found.lead and found.kind == _WHOLE_CALL))
+        for found in readings.values()
+    ):
+        return frozenset()
+    hidden: set[str] = set()
+    for found in readings.values():
+        if found is not None and found.kind == _WHOLE_CALL:
+            hidden |= found.inner
+    for name, found in readings.items():
+        if found is not None:
+            hidden -= grammar.rows[name].keys()  # a marker with a step is a marker
+            if found.kind != _WHOLE_CALL:
+                hidden -= found.inner  # (text on its own: a run of its own)
+    markers = grammar.markers
+    return frozenset(
+        marker
+        for marker in hidden
+        if marker.strip() and all(_apart(marker, other) for other in markers if other != marker)
+    )
+
+
+class _Plan:
+    """What :func:`read_whole` knows of a grammar's states, found once per grammar.
+
+    A marker that is text wherever a call is read whole (Gemma 4's string quote ``<|"|>``)
+    and has a step in no state the reading knows is hidden: the text is lexed without it
+    (``lexed_markers``), so a call's text comes as one run, not a run and a marker token per
+    quote.  Where it is not text, a run holding it gives up, as the marker would; it overlaps
+    no other marker, so the other markers are found where the full lexer finds them."""
+
+    __slots__ = ("grammar", "hidden", "lexed_markers", "quiet_steps", "readings")
 
     def __init__(self, grammar: Grammar) -> None:
         self.grammar = grammar
@@ -176,7 +227,18 @@ class _Plan:
                     found.closed,
                 )
             readings[name] = found
+        hidden = _hidden(grammar, readings)
+        for name, found in readings.items():
+            foreign = (
+                tuple((marker[-1], marker) for marker in sorted(hidden - found.inner))
+                if found is not None
+                else ()
+            )
+            if foreign:
+                readings[name] = replace(found, foreign=foreign)  # type: ignore[type-var]
         self.readings = readings
+        self.hidden = hidden
+        self.lexed_markers = grammar.markers - hidden if hidden else grammar.markers
         # Per state and marker: the step's target when its actions are all quiet.
         self.quiet_steps: dict[str, dict[str, str]] = {
             state: {
@@ -222,11 +284,49 @@ def read_whole(
     reading = plan.readings[state]
     if reading is None or role is None:
         return None
-    tokens = Lexer(grammar.markers, escape=grammar.escape).read_all(text)
+    tokens = Lexer(plan.lexed_markers, escape=grammar.escape).read_all(text)
     found = _read_tokens(plan, grammar, tokens, state, reading, id_factory, tools)
     if found is None and lexed is not None:
-        lexed.append(tokens)
+        if not plan.hidden:
+            lexed.append(tokens)
+        elif Lexer(grammar.markers, escape=grammar.escape).reads_at_once(text):
+            lexed.append(_unhidden(plan.hidden, tokens))
     return found
+
+
+def _unhidden(hidden: frozenset[str], tokens: list[Token]) -> list[Token]:
+    """The tokens of a text lexed without the ``hidden`` markers, as the grammar's lexer reads
+    the text at once (each hidden marker in a run is a token of its own again: it overlaps no
+    other marker, so the runs split exactly where that lexer would have found it)."""
+    pattern = _hidden_pattern(hidden)
+    found: list[Token] = []
+    for marker, run, offset in tokens:
+        if marker is not None:
+            found.append((marker, run, offset))
+            continue
+        position = 0
+        for match in pattern.finditer(run):
+            if match.start() > position:
+                found.append((None, run[position : match.start()], offset + position))
+            found.append((match.group(), match.group(), offset + match.start()))
+            position = match.end()
+        if position < len(run):
+            found.append((None, run[position:], offset + position))
+    return found
+
+
+_HIDDEN_PATTERNS: dict[frozenset[str], re.Pattern[str]] = {}
+
+
+def _hidden_pattern(hidden: frozenset[str]) -> re.Pattern[str]:
+    pattern = _HIDDEN_PATTERNS.get(hidden)
+    if pattern is None:
+        if len(_HIDDEN_PATTERNS) >= 64:
+            _HIDDEN_PATTERNS.clear()
+        pattern = _HIDDEN_PATTERNS[hidden] = re.compile(
+            "|".join(re.escape(marker) for marker in sorted(hidden, key=len, reverse=True))
+        )
+    return pattern
 
 
 def _read_tokens(
@@ -272,6 +372,10 @@ def _read_tokens(
         kind = reading.kind
         # A marker that is text in this state is read as its run (the machine feeds it so).
         if marker is None or marker in reading.inner:
+            if reading.foreign:  # (a hidden marker where it is no text: see _Plan)
+                for last, hidden in reading.foreign:  # (one character: found at memchr's speed)
+                    if last in run and hidden in run:
+                        return None
             if lead:  # the state's first text: its lead is dropped (_LeadDropped's reading)
                 if len(run) < len(lead) and lead.startswith(run):
                     return None  # (held by the reader until more tells: the machine's)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from json.encoder import encode_basestring
 from typing import Any
 
@@ -91,11 +91,17 @@ def members_json(text: str) -> str:
     # for json to read back, where the reference only finds its end: long members with few
     # quote tokens (each has a '<', counted at C speed) are mostly string text.
     size = len(text)
-    cheaper = size >= _QUICK_FROM and (size <= 1024 or size <= 64 * text.count("<"))
+    sample = min(size, 4096)  # (a longer text's quotes are counted on its first characters)
+    cheaper = size >= _QUICK_FROM and (size <= 1024 or sample <= 64 * text.count("<", 0, sample))
     quick = quick_members(text) if cheaper else None
     if quick is not None:
-        return json.dumps(quick, ensure_ascii=False)
-    return json.dumps(read_members(text), ensure_ascii=False)
+        return _ENCODE(quick)
+    return _ENCODE(read_members(text))
+
+
+_ENCODE = json.JSONEncoder(ensure_ascii=False).encode
+"""``json.dumps(value, ensure_ascii=False)``, its encoder made once (``dumps`` makes one per
+call when given an option)."""
 
 
 # The usual members (as the template writes them: strings quoted, bare words of name and
@@ -108,6 +114,12 @@ _TOKEN = re.compile(
     r"|(?P<word>[A-Za-z0-9_.+\-]+)"
     r"|[^{}\[\],: \t\r\n\x00]"
 )
+_KEY = re.compile(r"([A-Za-z0-9_.+\-]+)(?=[ \t\r\n]*:)")
+_JSON_WORDS = re.compile(r"[A-Za-z0-9_.+\-{}\[\],: \t\r\n\x00]*")
+"""Text between strings of words, structure and blanks only (``_TOKEN`` declines the rest)."""
+_EXPONENT = re.compile(r"[0-9][eE]")
+"""A number with an exponent, maybe beyond a double (json reads it as infinity): the pass per
+token checks it."""
 _JOIN = "\x00"
 """What joins the pieces between strings for one pass of ``_TOKEN`` (a text holding it is
 the reference's)."""
@@ -149,20 +161,53 @@ def quick_members(text: str) -> dict[str, Any] | None:
     pieces = text.split(QUOTE)
     if not len(pieces) % 2 or _JOIN in text:  # a quote token not closed; (no join left)
         return None
-    try:  # (the pieces between the strings spelled by one pass, joined by _JOIN)
-        structure = _TOKEN.sub(_json_token, _JOIN.join(pieces[::2]))
-    except _Decline:
-        return None
-    pieces[::2] = structure.split(_JOIN)
+    between = _JOIN.join(pieces[::2])  # (the pieces between the strings, for one pass)
     pieces[1::2] = map(encode_basestring, pieces[1::2])
-    spelled = "{" + "".join(pieces) + "}"
+    found = None
+    if _JSON_WORDS.fullmatch(between) and not _EXPONENT.search(between):
+        # Only JSON's own words may be left bare: each key quoted (split at the keys, so
+        # every boundary is a key's start or end), json's reader reads the rest, or refuses
+        # a word of the reference's own (None, a bare string): then the pass per token.
+        structure = '"'.join(_KEY.split(between))
+        found = _loaded(structure, pieces, _JSON_WORDS_DECODE)
+    if found is None:
+        try:
+            structure = _TOKEN.sub(_json_token, between)
+        except _Decline:
+            return None
+        found = _loaded(structure, pieces, json.loads)
+    return None if found is None else found[0]
+
+
+def _loaded(
+    structure: str, pieces: list[str], decode: Callable[[str], Any]
+) -> tuple[dict[str, Any]] | None:
+    """The object spelled by ``structure`` (the pieces between the strings, joined by
+    ``_JOIN``) around ``pieces``' strings (escaped already), when json reads it and it is
+    nested at most ``_QUICK_NESTING`` deep."""
+    spelled_pieces = pieces[:]
+    spelled_pieces[::2] = structure.split(_JOIN)
+    spelled = "{" + "".join(spelled_pieces) + "}"
     try:
-        found = json.loads(spelled)
+        found = decode(spelled)
     except (ValueError, RecursionError):  # (the reference says why, or reads it otherwise)
         return None
-    if not isinstance(found, dict) or nested_deeper(spelled, _QUICK_NESTING):
+    if not isinstance(found, dict):
         return None
-    return found
+    # Every bracket that nests is in the structure (the strings' are text): few there, no
+    # measure of the whole text.
+    brackets = structure.count("{") + structure.count("[")
+    if brackets >= _QUICK_NESTING and nested_deeper(spelled, _QUICK_NESTING):
+        return None
+    return (found,)
+
+
+def _no_constant(word: str) -> Any:
+    raise ValueError(f"{word} is a bare word")  # (NaN, Infinity: strings to the reference)
+
+
+_JSON_WORDS_DECODE = json.JSONDecoder(parse_constant=_no_constant).decode
+"""json's reader of JSON's words only (its NaN and Infinity are the reference's bare words)."""
 
 
 def _blank(text: str, at: int) -> int:
