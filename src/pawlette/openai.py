@@ -916,7 +916,7 @@ def plain_tool_definition(data: object) -> dict[str, Any] | None:
         or json_value_problem(definition) is not None
     ):
         return None
-    return cast(dict[str, Any], definition)
+    return cast("dict[str, Any]", definition)  # (a string: no alias made per call)
 
 
 def _plain_tool(data: object) -> Tool | None:

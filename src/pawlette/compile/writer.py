@@ -155,7 +155,7 @@ def _write_claimed(
     previous = out.previous
     start = len(writer._segments) if writer._unfinished is None else -1
     write_message(out, index)
-    if start >= 0:
+    if start >= 0 and (not tools or kept_tools(tools)):  # (else never kept: _keep_turn)
         state = (
             out.previous,
             out.has_content,

@@ -197,7 +197,10 @@ class ToolsBlock(Concept):
     # ------------------------------------------------------------------ JSON
 
     def value(self, tool: Tool) -> Any:
-        definition = dict(tool.definition)
+        # (written, never changed: the reader's own dict as it is, no copy per render)
+        definition = tool.definition
+        if type(definition) is not dict:  # (a core Tool's other mapping: JSON writes a dict)
+            definition = dict(definition)
         return {"type": "function", "function": definition} if self.wrap == "openai" else definition
 
     @cached_property
@@ -316,6 +319,8 @@ class ToolsBlock(Concept):
             return False
         if self.place == "system":
             return out.role == "system" and index <= 0
+        if index > 1 and self.place == "user_after_system":
+            return False  # (its host is the first or the second message: most turns are past)
         # (the index first: most turns are not the host's)
         return (
             self.place in _IN_A_USER_TURN
