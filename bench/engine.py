@@ -27,7 +27,7 @@ the supported-models page's engine column).
 Usage, from the repository root (``pip install -e '.[serve,test]'``: xllamacpp, gguf, openai):
 
     python -m bench.engine [--formats pcml,omni | --corpus] [--seeds 10] [--max-tokens 96]
-        [--stream] [--results bench/results/tool_choice.json]
+        [--stream] [--grammar-syntax auto|lark|gbnf] [--results bench/results/tool_choice.json]
 """
 
 from __future__ import annotations
@@ -39,10 +39,12 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 import openai
 
 from pawlette.export.grammar import grammar_formats
+from pawlette.serve.engines import GrammarSetting
 from tests.support.gguf_checks import CHOICES, ask_choice, parallel_for, problems
 from tests.support.gguf_server import Stack
 
@@ -73,10 +75,16 @@ def _reason(problem: str) -> str:
     return problem
 
 
-def run_format(name: str, seeds: int, max_tokens: int, stream: bool) -> Row:
+def run_format(
+    name: str,
+    seeds: int,
+    max_tokens: int,
+    stream: bool,
+    grammar_syntax: GrammarSetting | None = None,
+) -> Row:
     row = Row(name)
     started = time.monotonic()
-    stack = Stack(name)
+    stack = Stack(name, grammar_syntax=grammar_syntax)
     try:
         client = stack.client()
         for choice in CHOICES:
@@ -213,6 +221,12 @@ def main() -> None:
     parser.add_argument("--max-tokens", type=int, default=96)
     parser.add_argument("--stream", action="store_true", help="stream every answer")
     parser.add_argument(
+        "--grammar-syntax",
+        choices=("auto", "lark", "gbnf"),
+        help="pawlette serve's --grammar-syntax (default: its own, auto: Lark to this "
+        "llama.cpp, built with llguidance; gbnf: what a build without it gets)",
+    )
+    parser.add_argument(
         "--corpus", action="store_true", help="the declared formats of the template collection"
     )
     parser.add_argument("--results", type=Path, help="merge per-template results into this file")
@@ -223,12 +237,21 @@ def main() -> None:
     print(
         f"{len(names)} formats x {len(CHOICES)} tool choices x {options.seeds} seeds, "
         f"max_tokens {options.max_tokens}, temperature 1, "
-        f"{'streamed' if options.stream else 'not streamed'}; before: {_load()}",
+        f"{'streamed' if options.stream else 'not streamed'}, "
+        f"grammar syntax {options.grammar_syntax or 'auto'}; before: {_load()}",
         flush=True,
     )
     rows = []
     for name in names:
-        rows.append(run_format(name, options.seeds, options.max_tokens, options.stream))
+        rows.append(
+            run_format(
+                name,
+                options.seeds,
+                options.max_tokens,
+                options.stream,
+                cast("GrammarSetting | None", options.grammar_syntax),
+            )
+        )
         print(f"  {name}: {rows[-1].seconds:.0f} s ({_load()})", flush=True)
     print()
     print(table(rows))
@@ -250,7 +273,11 @@ if __name__ == "__main__":
             "`/v1/chat/completions` through `pawlette serve --engine llamacpp --tokenizer` "
             "over a real llama.cpp (the `xllamacpp` wheel) serving a tiny random-weight model "
             "per format, biased towards the format's markers: for each `tool_choice` "
-            "(`required`, a named function, `none`, `auto`), ten requests with seeds 0-9. A "
+            "(`required`, a named function, `none`, `auto`), ten requests with seeds 0-9. "
+            "The server runs with its default `--grammar-syntax auto`: this llama.cpp is built "
+            "with llguidance, so the forced grammars go in Lark (`--grammar-syntax gbnf` "
+            "measures the GBNF a build without it gets; the lazy grammar of `auto` is GBNF "
+            "either way). A "
             "request passes when its calls go only to allowed functions with JSON-object "
             "arguments, at least one call comes under `required` or a named function and none "
             "under `none`, no marker text is in the content, and the finish reason is right. "

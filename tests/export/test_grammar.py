@@ -1331,3 +1331,33 @@ def test_harmony_lark_with_llama_cpp_text_markers() -> None:
     for marker in LLAMA_CPP_TEXT:
         assert not accepted(llama_cpp_turn("Pa", marker)), marker  # the marker's token
         assert not accepted(llama_cpp_turn(f"Pa{marker}ris")), marker  # its text in pieces
+
+
+def test_no_reasoning_block_closes_on_a_stop_marker() -> None:
+    """An engine ends the turn at a stop marker, so a reasoning block whose close holds one
+    could be followed by no answer; the turn grammars leave such a block out (the bundle
+    reports none)."""
+    for name in grammar_formats():
+        fmt = pawlette.get_format(name)
+        for choice in ("auto", "none"):
+            bundle = export_grammar_bundle_of(name, TOOLS, choice, markers_as_text=True)
+            if bundle["reasoning"] is None:
+                continue
+            close = bundle["reasoning"]["close"]
+            assert not [marker for marker in fmt.stop_markers if marker in close], (name, close)
+
+
+@pytest.mark.parametrize("syntax", SYNTAXES)
+def test_solar_grammar_writes_no_reasoning(syntax: Any) -> None:
+    """Solar Open's reasoning closes with ``<|end|><|begin|>assistant`` and ``<|end|>`` ends
+    its turns: under ``none`` the grammar takes the answer alone, not a reasoning block
+    before it (on llama.cpp's GBNF, which takes no end-of-generation token inside a grammar,
+    half the random model's answers ran to ``max_tokens`` inside the block)."""
+    grammar = export_grammar_of("solar", TOOLS, "none", syntax=syntax)
+
+    def ids(text: str) -> list[int]:
+        return list(tokenizer("solar").encode(text, add_special_tokens=False).ids)
+
+    assert accepts("solar", grammar, syntax, ids("<|content|>Hi"))
+    thought = "<|think|>Hm<|end|><|begin|>assistant<|content|>Hi"
+    assert not accepts("solar", grammar, syntax, ids(thought))

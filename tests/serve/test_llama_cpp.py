@@ -115,6 +115,36 @@ def test_forced_tool_choice_in_gbnf_against_llama_cpp(stack: Stack) -> None:
     assert not failures, "\n".join(failures)
 
 
+def test_solar_none_in_gbnf_ends_by_its_stop() -> None:
+    """Solar Open's reasoning closes with ``<|end|><|begin|>assistant`` and ``<|end|>``, its
+    turns' stop, is an end-of-generation token, which llama.cpp takes through no GBNF grammar
+    before the grammar is complete: on the seeds whose random model opened ``<|think|>``
+    under ``none`` (4 and 6-9 of 0-9), a grammar that allowed the block ran to ``max_tokens``
+    inside it.  The grammar leaves the block out, and each answer ends by the stop."""
+    stack = Stack("solar")
+    server = LiveServer(
+        ServeConfig(
+            format="solar",
+            upstream=stack.engine.url,
+            engine="llamacpp",
+            grammar_syntax="gbnf",
+            tokenizer=str(stack.model.tokenizer),
+            model="m",
+        )
+    )
+    try:
+        client = openai.OpenAI(base_url=server.url + "/v1", api_key="x", max_retries=0, timeout=300)
+        for seed in (4, 6, 7, 8, 9):
+            message, finish = ask_choice(
+                client, "none", stream=False, max_tokens=MAX_TOKENS, seed=seed
+            )
+            assert not problems("solar", "none", None, message, finish), (seed, message, finish)
+        client.close()
+    finally:
+        server.stop()
+        stack.close()
+
+
 def _failures(
     client: openai.OpenAI, format_name: str, cases: list[tuple[str, bool | None]]
 ) -> list[str]:

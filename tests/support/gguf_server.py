@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import openai
 
+    from pawlette.serve.config import GrammarSetting
+
 __all__ = ["EngineProcess", "Stack"]
 
 _CONTEXT = 4096
@@ -87,9 +89,12 @@ class EngineProcess:
 
 class Stack:
     """A format's test model, its llama.cpp server, and ``pawlette serve --engine llamacpp
-    --tokenizer`` in front of it (in a thread of this process)."""
+    --tokenizer`` in front of it (in a thread of this process); ``grammar_syntax``: its
+    ``--grammar-syntax`` (None: the default, ``auto``)."""
 
-    def __init__(self, format_name: str, slots: int = 1) -> None:
+    def __init__(
+        self, format_name: str, slots: int = 1, grammar_syntax: GrammarSetting | None = None
+    ) -> None:
         from pawlette.serve.config import ServeConfig
 
         from ..serve.conftest import LiveServer
@@ -106,6 +111,7 @@ class Stack:
                     engine="llamacpp",
                     tokenizer=str(self.model.tokenizer),
                     model="m",
+                    grammar_syntax=grammar_syntax,
                 )
             )
         except BaseException:

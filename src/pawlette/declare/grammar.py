@@ -230,6 +230,13 @@ class Turn:
             "JSON_ID_REST", lark=lark_without_markers(language, _ID_REST_REGEX), gbnf="json-id-rest"
         )
 
+    def stops_in(self, pieces: Fence) -> bool:
+        """Whether ``pieces`` hold one of the format's stop markers: an engine's generation
+        ends there (Solar Open's reasoning closes with ``<|end|><|begin|>assistant``, and
+        ``<|end|>`` also ends its turns), so nothing the grammar puts after it is written."""
+        stops = set(stop_markers_of(self.stop, markers_of(self.layout)))
+        return any(isinstance(item, Marker) and item.text in stops for item in self.nodes(pieces))
+
     def _ends(self) -> list[list[Node]]:
         """Each end fence's nodes up to the format's stop marker (none for an end of text
         only that is a stop)."""

@@ -598,6 +598,12 @@ class Reasoning(Concept):
         prompt = self._prompt_as_given(turn)
         if prompt == "closed":  # the prompt closed the block: the model writes none
             return
+        if prompt not in ("open", "opened") and turn.stops_in(self.close):
+            # The block's close holds the turn's stop: the engine would end the turn there, a
+            # reasoning with no answer after it (and llama.cpp takes no end-of-generation
+            # token inside a grammar, so the block would run to max_tokens).  The constrained
+            # turn writes none; unconstrained, the parser still reads one.
+            return
         layout = turn.layout
         close = text_before(layout, self.close, empty=True)
         if prompt in ("open", "opened"):
