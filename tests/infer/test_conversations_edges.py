@@ -280,16 +280,16 @@ def test_deepseek_v31_greeting_opens_with_nothing_at_the_start_and_after_a_syste
         "meta-llama-Llama-3.3-70B-Instruct",
     ],
 )
-def test_llama3_greeting_is_derived_and_refused_with_tools_only(name: str) -> None:
+def test_llama3_greeting_is_derived_and_written_as_the_user_turn_with_tools(name: str) -> None:
     """Llama 3.x writes a greeting as a turn of its own; given tools, it takes the first
     message for the user's that holds them, whatever its role.  The declaration writes the
-    greeting, and refuses it with tools, saying why."""
+    greeting so in both, the role a recorded loss with tools, and says so."""
     inference, runner = _corpus_inference(name)
     said = _found(inference, LEADING)
     assert said == (
-        "derived; written as an assistant turn; refused in a request with tools (the tools "
-        "are written into the message after the system messages, which the template then "
-        "writes as a user message whatever its role)"
+        "derived; written as an assistant turn; with tools, written as the user message that "
+        "holds the tools, its role a recorded loss (the template writes the message after the "
+        "system messages so whatever its role)"
     )
     assert not inference.needs, inference.describe()
     fmt = inference.format
@@ -303,20 +303,9 @@ def test_llama3_greeting_is_derived_and_refused_with_tools_only(name: str) -> No
     ]
     as_user = [GREETING[0], {**GREETING[1], "role": "user"}, GREETING[2]]
     assert runner.render(GREETING, tools).text == runner.render(as_user, tools).text
-    with pytest.raises(RequestError, match=r"messages\[1\]\.role: 'assistant'; expected a user"):
-        fmt.render({"messages": GREETING, "tools": tools})
-
-
-def test_the_conversations_hold_no_greeting_with_tools_where_it_is_refused() -> None:
-    samples = generate(24, features=Features(leading_answer_with_tools=False))
-    leading = [number for number, sample in enumerate(samples) if _leading(sample)]
-    assert leading == [12]
-    assert not samples[12].tools
-    # The other conversations are as with a greeting wherever one is drawn.
-    everywhere = generate(24)
-    for number, sample in enumerate(samples):
-        if number not in (4, 20):
-            assert sample.request == everywhere[number].request
+    rendered = fmt.render({"messages": GREETING, "tools": tools})
+    assert rendered.text == runner.render(GREETING, tools).text
+    assert rendered.losses == ("messages[1].role: written as the user turn holding the tools",)
 
 
 @pytest.mark.parametrize(

@@ -6,8 +6,8 @@ with the generation prompt after it.
   saying why) or writes them, which verification checks on generated conversations.  Where
   it opens a greeting otherwise than other answers, at the start or after a system message,
   the assistant frame opens with that there (DeepSeek V3.1 writes none); where, given tools,
-  it writes the greeting as the user message that holds them (Llama 3.x), the declaration
-  refuses a greeting in a request with tools, saying why.
+  it writes the greeting as the user message that holds them (Llama 3.x), so does the
+  declaration (the message's role a recorded loss), and the capability says so.
 - **The generation prompt after an answer** (a server asked for the next turn after an
   assistant message): the prompt after a query (Laguna) or nothing (Reka Edge, GigaChat 3,
   Apriel 1.5: the model goes on after the answer's end) becomes the assistant frame's prompt
@@ -46,17 +46,13 @@ def _leading(probe: Probe, draft: Draft) -> None:
     if probe.render(greeting) is not None:
         # What the declaration writes there is verified: generated conversations hold it.
         openers = _leading_openers(probe, draft)
-        draft.leading_with_tools = _hosting_tools(probe, draft)
+        hosting = _hosting_tools(probe, draft)
         draft.capability(
             LEADING,
             "derived",
             "written as an assistant turn"
             + "".join(f", opened with {opener!r} {WHERE[role]}" for role, opener in openers.items())
-            + (
-                f"; refused in a request with tools ({draft.leading_with_tools})"
-                if draft.leading_with_tools
-                else ""
-            ),
+            + (f"; with tools, {hosting}" if hosting else ""),
         )
         return
     if any(isinstance(concept, Alternation) for concept in draft.concepts):
@@ -70,10 +66,11 @@ def _leading(probe: Probe, draft: Draft) -> None:
 
 
 def _hosting_tools(probe: Probe, draft: Draft) -> str:
-    """Why the declaration refuses a leading answer in a request with tools, where it does
-    (empty: it does not): the tools are written into the message after the system messages,
-    and the template writes that message, given tools, as the user message that holds them
-    whatever its role (Llama 3.1 takes the first message for the user's)."""
+    """How a leading answer is written in a request with tools where the template writes it
+    otherwise than without (empty: as without): the tools are written into the message after
+    the system messages, and the template writes that message, given tools, as the user
+    message that holds them whatever its role (Llama 3.1 takes the first message for the
+    user's); the declaration's tools block does the same, the role a recorded loss."""
     placed = any(
         isinstance(concept, ToolsBlock) and concept.place == "user_after_system"
         for concept in draft.concepts
@@ -87,8 +84,8 @@ def _hosting_tools(probe: Probe, draft: Draft) -> str:
     if greeted is None or greeted != asked:
         return ""
     return (
-        "the tools are written into the message after the system messages, which the "
-        "template then writes as a user message whatever its role"
+        "written as the user message that holds the tools, its role a recorded loss (the "
+        "template writes the message after the system messages so whatever its role)"
     )
 
 
@@ -141,7 +138,7 @@ def _leading_openers(probe: Probe, draft: Draft) -> dict[str, str]:
         before = [] if role == "start" else [message("system", s1)]
         plain, prompted = probe.render(before), probe.render(before, prompt=True)
         prompt = (
-            _frame_prompt(draft, prompted[len(plain) :])
+            frame_prompt(draft, prompted[len(plain) :])
             if before and plain is not None and prompted and prompted.startswith(plain)
             else None
         )
@@ -225,7 +222,7 @@ def _prompted(probe: Probe, draft: Draft) -> None:
         )
         return
     written = prompted[len(plain) :]
-    prompt = _frame_prompt(draft, written)
+    prompt = frame_prompt(draft, written)
     if prompt is None:
         draft.capability(
             PROMPTED,
@@ -254,7 +251,7 @@ def _prompted(probe: Probe, draft: Draft) -> None:
     )
 
 
-def _frame_prompt(draft: Draft, written: str) -> str | None:
+def frame_prompt(draft: Draft, written: str) -> str | None:
     """The assistant frame's generation prompt where the template writes ``written`` after
     an answer: less what the reasoning adds to every prompt (its open fence, or an empty
     block); None where ``written`` does not end with it."""

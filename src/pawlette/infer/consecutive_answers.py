@@ -9,8 +9,9 @@ no such shape, or the template refuses it, the capability is refused at use, say
 
 from __future__ import annotations
 
-from ..declare import Alternation, AnswerFence, Reasoning, Trimmed
+from ..declare import Alternation, AnswerFence
 from ..declare.pieces import text_of
+from .answer_edges import bare_opener, frame_prompt
 from .atoms import excerpt
 from .draft import Draft
 from .probe import Probe, message
@@ -94,23 +95,14 @@ def _opener(draft: Draft, base: str, written: str, a1: str, a2: str) -> str | No
         return None
     between = written[start : len(written) - len(a2 + rest)]
     assistant = draft.frames["assistant"]
-    answer_open = answer_close = absent = lead = ""
-    for concept in draft.concepts:
-        if isinstance(concept, Trimmed) and "assistant" in concept.roles:
-            lead = text_of(concept.lead)  # (GLM-4.6's newline before a text)
-        elif isinstance(concept, AnswerFence):
-            answer_open, answer_close = text_of(concept.open), text_of(concept.close)
-        elif isinstance(concept, Reasoning):
-            absent = text_of(concept.absent)
+    answer_close = next(
+        (text_of(concept.close) for concept in draft.concepts if isinstance(concept, AnswerFence)),
+        "",
+    )
     close = answer_close + assistant.end + assistant.after
     if not between.startswith(close):
         return None
-    opener = between[len(close) :]
-    for written_there in (lead, answer_open, absent):
-        if not opener.endswith(written_there):
-            return None
-        opener = opener[: len(opener) - len(written_there)]
-    return opener
+    return bare_opener(draft, between[len(close) :])
 
 
 def _prompt_after_answer(probe: Probe, draft: Draft, u1: str, a1: str) -> None:
@@ -120,16 +112,9 @@ def _prompt_after_answer(probe: Probe, draft: Draft, u1: str, a1: str) -> None:
     prompted = probe.render(answered, prompt=True)
     if plain is None or prompted is None or not prompted.startswith(plain):
         return
-    prompt = prompted[len(plain) :]
-    assistant = draft.frames["assistant"]
-    added = ""
-    for concept in draft.concepts:
-        if isinstance(concept, Reasoning) and concept.prompt in ("open", "empty"):
-            added = text_of(concept.open) + (
-                text_of(concept.close) if concept.prompt == "empty" else ""
-            )
-    if not prompt.endswith(added):
+    prompt = frame_prompt(draft, prompted[len(plain) :])
+    if prompt is None:
         return
-    prompt = prompt[: len(prompt) - len(added)]
+    assistant = draft.frames["assistant"]
     if prompt != assistant.open_after["assistant"]:
         assistant.prompt_after["assistant"] = prompt

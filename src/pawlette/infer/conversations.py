@@ -153,8 +153,6 @@ class Features:
     """Some conversations open with an assistant message, after their system messages
     (every eighth, counted from the fifth: their number picks them, and the answer's text is
     drawn apart, so every other message stays as it is without it)."""
-    leading_answer_with_tools: bool = True
-    """A conversation with tools may open with an assistant message too."""
     prompt_after_answer: bool = True
     """Some conversations that end with an assistant message are rendered with the
     generation prompt too (every seventh, counted from the second: their number picks them)."""
@@ -260,11 +258,7 @@ def _conversation(number: int, seed: int, features: Features, avoid: Iterable[st
         if features.later_system and number % 7 == 3:
             messages.append({"role": "system", "content": maker.text("system")})
             maker.kinds.add("several-systems")
-    if (
-        features.leading_answer
-        and number % 8 == 4
-        and (features.leading_answer_with_tools or not with_tools)
-    ):
+    if features.leading_answer and number % 8 == 4:
         # Drawn from draws of its own: the rest of the conversation is as without it.
         side = _Maker(f"leading answer {seed} {number}", features, avoid)
         side.kinds = maker.kinds

@@ -125,7 +125,6 @@ def _features(draft: Draft) -> Features:
         alternating=draft.status("consecutive user messages") in ("refused", "not derived"),
         consecutive_answers=draft.status(CONSECUTIVE) not in ("refused", "not derived"),
         leading_answer=draft.status(LEADING) not in ("refused", "not derived"),
-        leading_answer_with_tools=not draft.leading_with_tools,
         prompt_after_answer=draft.status(PROMPTED) not in ("refused", "not derived"),
         answer_avoid=plain_ends(draft),
     )

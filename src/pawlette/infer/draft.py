@@ -129,9 +129,6 @@ class Draft:
     model writes), when the prompt stops short of the opener."""
     unended: Unended | None = None
     """An answer with no text written with no end (see :class:`Unended`)."""
-    leading_with_tools: str = ""
-    """Why a leading answer in a request with tools is refused, where it is (the template
-    writes it as the user message that holds the tools); empty: it is written as without."""
 
     def capability(self, name: str, status: Status, detail: str = "") -> None:
         self.capabilities = [item for item in self.capabilities if item.name != name]
