@@ -14,6 +14,8 @@ import random
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import pawlette
 from pawlette.engine import whole
@@ -245,3 +247,10 @@ def test_json_words_and_the_references_own_words_read_as_the_reference_reads_the
         expected = None
     quick = quick_members(members)
     assert quick is None or json.dumps(quick) == expected
+
+
+@given(st.lists(st.sampled_from(["<", "|", '"', ">", QUOTE, "<|", "a", "é"]), max_size=30))
+def test_a_quote_is_found_by_its_first_character_where_a_search_finds_it(pieces: list[str]) -> None:
+    text = "".join(pieces)
+    for at in range(len(text) + 1):
+        assert values._quote_at(text, at) == text.find(QUOTE, at), (text, at)

@@ -210,6 +210,15 @@ _JSON_WORDS_DECODE = json.JSONDecoder(parse_constant=_no_constant).decode
 """json's reader of JSON's words only (its NaN and Infinity are the reference's bare words)."""
 
 
+def _quote_at(text: str, at: int) -> int:
+    """``text.find(QUOTE, at)``, found by its ``<`` (memchr's speed, where a search for the
+    five characters steps through a long string a few at a time)."""
+    found = text.find("<", at)
+    while found >= 0 and not text.startswith(QUOTE, found):
+        found = text.find("<", found + 1)
+    return found
+
+
 def _blank(text: str, at: int) -> int:
     while at < len(text) and text[at] in " \t\r\n":
         at += 1
@@ -243,7 +252,7 @@ def _object(text: str, at: int, *, closed: bool, depth: int) -> tuple[dict[str, 
 
 def _key(text: str, at: int) -> tuple[str, int]:
     if text.startswith(QUOTE, at):
-        end = text.find(QUOTE, at + len(QUOTE))
+        end = _quote_at(text, at + len(QUOTE))
         if end < 0:
             raise ValueSyntaxError("a key not closed", at)
         key, at = text[at + len(QUOTE) : end], end + len(QUOTE)
@@ -262,7 +271,7 @@ def _key(text: str, at: int) -> tuple[str, int]:
 
 def _value(text: str, at: int, depth: int) -> tuple[Any, int]:
     if text.startswith(QUOTE, at):
-        end = text.find(QUOTE, at + len(QUOTE))
+        end = _quote_at(text, at + len(QUOTE))
         if end < 0:
             raise ValueSyntaxError("a string not closed", at)
         return text[at + len(QUOTE) : end], end + len(QUOTE)
