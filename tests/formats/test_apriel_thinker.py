@@ -223,11 +223,13 @@ def test_every_rendered_turn_is_accepted(syntax: str, data: st.DataObject) -> No
         assert accepts(name, grammar, syntax, ids), (choice, parallel, rendering.text)
 
 
-def test_a_prompt_after_an_assistant_message_follows_its_whole_turn() -> None:
-    # The template writes no prompt there (and no end on its last message): the format ends
-    # the turn, then prompts as after any other message.
+def test_no_prompt_is_written_after_an_assistant_message() -> None:
+    # The template writes no prompt there, asked for or not (and no end on its last message).
     messages = [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"}]
     prompt = APRIEL.render(messages, add_generation_prompt=True).text
-    assert prompt.endswith("Hello\n<|end|>\n\n<|begin_assistant|>\nHere are my reasoning steps:\n")
-    assert APRIEL.render(messages).text.endswith("<|begin_assistant|>\nHello")
+    assert prompt == APRIEL.render(messages).text
+    assert prompt.endswith("<|begin_assistant|>\nHello")
+    # After a user message the prompt opens the reasoning, read so.
+    prompt = APRIEL.render(messages[:1], add_generation_prompt=True).text
+    assert prompt.endswith("<|begin_assistant|>\nHere are my reasoning steps:\n")
     assert APRIEL.parse("Hm.", prompt=prompt).message["reasoning_content"] == "Hm."

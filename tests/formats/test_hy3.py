@@ -285,11 +285,10 @@ def test_ids_keep_user_text_out_of_the_special_tokens() -> None:
     assert tokenizer.decode(ids, skip_special_tokens=False) == fmt.render(request).text
 
 
-def test_a_prompt_after_an_assistant_message_ends_its_turn() -> None:
-    """Decided: the template writes no prompt there and leaves the turn open; pawlette ends
-    the turn and writes the prompt, as after any past turn."""
+def test_no_prompt_is_written_after_an_assistant_message() -> None:
+    """As the template: no prompt after an answer, asked for or not, and the turn left open."""
     messages = [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello."}]
     fmt = pawlette.get_format("hy3")
     assert fmt.render(messages).text.endswith("</think:opensource>Hello.")
     prompted = fmt.render(messages, add_generation_prompt=True).text
-    assert prompted.endswith("</think:opensource>Hello.<｜hy_eos:opensource｜>" + PROMPT)
+    assert prompted == fmt.render(messages).text
