@@ -252,7 +252,8 @@ def main() -> None:
                 cast("GrammarSetting | None", options.grammar_syntax),
             )
         )
-        print(f"  {name}: {rows[-1].seconds:.0f} s ({_load()})", flush=True)
+        passes = " ".join(f"{cell.passed}/{cell.requests}" for cell in rows[-1].cells.values())
+        print(f"  {name}: {passes}, {rows[-1].seconds:.0f} s ({_load()})", flush=True)
     print()
     print(table(rows))
     print()
