@@ -618,11 +618,3 @@ def test_a_field_ignored_before_the_concept_that_writes_it_is_refused() -> None:
     # After it, Ignored stands for what the writer leaves unwritten (as nemotron_v2 declares).
     last = (*chatml.concepts, Ignored(("reasoning",)))
     assert dataclasses.replace(chatml, concepts=last).concepts[-1] == Ignored(("reasoning",))
-
-
-def test_a_layout_names_the_concepts_that_handle_each_field_in_order() -> None:
-    tools = ToolsBlock(place="system", open=fence("<tools>"), close=fence("</tools>"))
-    results = Results()
-    layout = tiny(tools, results)
-    assert layout.handled_by == {"tools": (tools,), "tool_name": (results,)}
-    assert layout.handled_by is layout.handled_by  # (found once: every render's check asks)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, is_dataclass
-from functools import cache, cached_property
+from functools import cache
 from types import NoneType, UnionType
 from typing import Any, Union, get_args, get_origin, get_type_hints
 
@@ -489,17 +489,6 @@ class Layout:
                     f"options.{piece.name} is {value!r}",
                     "a string option" + (date if hasattr(value, "strftime") else ""),
                 )
-
-    @cached_property
-    def handled_by(self) -> Mapping[str, tuple[Concept, ...]]:
-        """The concepts that handle each field a message may hold (their ``handles``), in
-        order: found once (a concept's check asks whether another writes a field in every
-        render; the layout and its concepts are frozen)."""
-        found: dict[str, tuple[Concept, ...]] = {}
-        for concept in self.concepts:
-            for handled in getattr(concept, "handles", ()):
-                found[handled] = (*found.get(handled, ()), concept)
-        return found
 
     def concept(self, kind: type[Any]) -> Any:
         """The layout's concept of ``kind`` (None: it has none).  For a concept that reads

@@ -174,7 +174,10 @@ class Results(Concept):
     def _written_by_another(self, out: Render, field: str = "tool_call_id") -> bool:
         """Whether another concept writes a result's ``field`` (``"tool_name"``, or
         ``"tool_call_id"``: PCML's headers write it)."""
-        return any(concept is not self for concept in out.layout.handled_by.get(field, ()))
+        return any(
+            field in getattr(concept, "handles", ()) and concept is not self
+            for concept in out.layout.concepts
+        )
 
     def write_message(self, out: Render, index: int) -> None:
         # (Every tool result of most formats comes through here: empty fences are not
