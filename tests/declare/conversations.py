@@ -410,6 +410,18 @@ def normalise(fmt: Format, request: dict[str, Any]) -> dict[str, Any]:
                 )
                 if separator and content.endswith(separator):
                     message["content"] = content[: -len(separator)] or None
+            cut = layout.concept(declare.TextAfter) if isinstance(layout, declare.Layout) else None
+            content = message.get("content")
+            if (
+                cut is not None
+                and cut.strip
+                and isinstance(content, str)
+                and (cut.last or index < len(messages) - 1)
+                and (cut.calls or not message.get("tool_calls"))
+                and (cut.after_results or index == 0 or messages[index - 1]["role"] != "tool")
+            ):
+                # The start of the text trimmed (QwQ's lstrip of a past answer: a recorded loss).
+                message["content"] = content.lstrip(cut.strip)
             reasoning = reasoning_rules(layout)
             if reasoning is not None and reasoning.keep == "none":
                 message.pop("reasoning_content", None)  # never written (a recorded loss)

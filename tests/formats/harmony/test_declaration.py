@@ -139,8 +139,8 @@ def test_the_options_of_an_outside_variant_change_at_run_time() -> None:
         (
             "start",
             "<|start|>",
-            "HarmonyTurns.start: '<|start|>'; expected a Marker, a special token "
-            "(Marker('<|start|>'))",
+            "HarmonyTurns.start: '<|start|>'; expected one Marker, a special token, not a "
+            "fence or a string (Marker('<|start|>'))",
         ),
         (
             "cutoff",

@@ -42,7 +42,6 @@ CHANNELS_LINE = (
     "# Valid channels: analysis, commentary, final. Channel must be included for every message."
 )
 TOOLS_LINE = "\nCalls to these tools must go to the commentary channel: 'functions'."
-MARKER_FIELDS = ("start", "message", "end", "channel", "constrain", "call", "return_")
 OPTION_FIELDS = ("identity", "cutoff", "date", "effort")
 SWITCH_FIELDS = ("every_call", "constrained", "results_by_position", "defaults_json")
 CHANNEL_TAGS = ("<|channel|>analysis<|message|>", "<|channel|>final<|message|>")
@@ -126,12 +125,11 @@ class HarmonyTurns(Concept):
         yield from (self.constrain, self.call, self.return_)
 
     def validate(self, layout: Layout) -> None:
-        # Each field is checked here, before an interpreter reads it: a string where a Marker
-        # belongs would otherwise be written as text and never read back.  Whether each
-        # Option names an option of the layout, of the right kind, the layout checks next.
+        # Each field is checked here, before an interpreter reads it (the layout checked the
+        # Marker fields, as every concept's).  Whether each Option names an option of the
+        # layout, of the right kind, the layout checks next.
         where = f"{layout.name}: HarmonyTurns"
         kinds = (
-            (MARKER_FIELDS, Marker, "a Marker, a special token (Marker({default.text!r}))"),
             (OPTION_FIELDS, Option, "an Option naming a field of Layout.options ({default!r})"),
             (SWITCH_FIELDS, bool, "True or False"),
         )
