@@ -96,16 +96,7 @@ always GBNF)."""
 def test_forced_tool_choice_in_gbnf_against_llama_cpp(stack: Stack) -> None:
     """The forced cases again with ``--grammar-syntax gbnf``: the same engine reading GBNF
     grammars, whose strings and free text spell no marker."""
-    server = LiveServer(
-        ServeConfig(
-            format=stack.format,
-            upstream=stack.engine.url,
-            engine="llamacpp",
-            grammar_syntax="gbnf",
-            tokenizer=str(stack.model.tokenizer),
-            model="m",
-        )
-    )
+    server = _gbnf_server(stack)
     try:
         client = openai.OpenAI(base_url=server.url + "/v1", api_key="x", max_retries=0, timeout=300)
         failures = _failures(client, stack.format, FORCED_CASES)
@@ -115,16 +106,11 @@ def test_forced_tool_choice_in_gbnf_against_llama_cpp(stack: Stack) -> None:
     assert not failures, "\n".join(failures)
 
 
-def test_solar_none_in_gbnf_ends_by_its_stop() -> None:
-    """Solar Open's reasoning closes with ``<|end|><|begin|>assistant`` and ``<|end|>``, its
-    turns' stop, is an end-of-generation token, which llama.cpp takes through no GBNF grammar
-    before the grammar is complete: on the seeds whose random model opened ``<|think|>``
-    under ``none`` (4 and 6-9 of 0-9), a grammar that allowed the block ran to ``max_tokens``
-    inside it.  The grammar leaves the block out, and each answer ends by the stop."""
-    stack = Stack("solar")
-    server = LiveServer(
+def _gbnf_server(stack: Stack) -> LiveServer:
+    """``pawlette serve`` over the stack's engine with ``--grammar-syntax gbnf``."""
+    return LiveServer(
         ServeConfig(
-            format="solar",
+            format=stack.format,
             upstream=stack.engine.url,
             engine="llamacpp",
             grammar_syntax="gbnf",
@@ -132,8 +118,17 @@ def test_solar_none_in_gbnf_ends_by_its_stop() -> None:
             model="m",
         )
     )
+
+
+def test_solar_none_in_gbnf_ends_by_its_stop() -> None:
+    """Solar Open's reasoning closes with ``<|end|><|begin|>assistant`` and ``<|end|>``, its
+    turns' stop, is an end-of-generation token, which llama.cpp takes through no GBNF grammar
+    before the grammar is complete: on the seeds whose random model opened ``<|think|>``
+    under ``none`` (4 and 6-9 of 0-9), a grammar that allowed the block ran to ``max_tokens``
+    inside it.  The grammar leaves the block out, and each answer ends by the stop."""
+    stack = Stack("solar", grammar_syntax="gbnf")
     try:
-        client = openai.OpenAI(base_url=server.url + "/v1", api_key="x", max_retries=0, timeout=300)
+        client = stack.client()
         for seed in (4, 6, 7, 8, 9):
             message, finish = ask_choice(
                 client, "none", stream=False, max_tokens=MAX_TOKENS, seed=seed
@@ -141,7 +136,6 @@ def test_solar_none_in_gbnf_ends_by_its_stop() -> None:
             assert not problems("solar", "none", None, message, finish), (seed, message, finish)
         client.close()
     finally:
-        server.stop()
         stack.close()
 
 
