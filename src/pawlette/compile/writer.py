@@ -404,7 +404,7 @@ def _turn(source: _Source, role: str, hooks: Any, escapes: bool) -> None:
 def _needed(field: str) -> str:
     """The test of what a hook needs (Concept.hook_needs), ``message`` and ``index`` given."""
     if field == "after_last_query":
-        return "index > out.last_query"
+        return "index > out.query"
     if not field.isidentifier():
         raise ValueError(f"a hook needs {field!r}; expected a message field's name")
     return f"message.{field}"

@@ -195,7 +195,8 @@ class Concept(metaclass=ConceptType):
         ``"write_closing"``) needs to act in a turn of ``role`` written for a message (else
         it does nothing; a content hook returns False): a true
         :class:`~pawlette.types.Message` field (``"tool_calls"``, ``"reasoning"``), or
-        ``"after_last_query"`` (the message comes after the last user message).  The compiled
+        ``"after_last_query"`` (the message comes after the render's query, ``out.query``:
+        the last user message unless :meth:`query_index` says an earlier one).  The compiled
         writer calls the hook only then (tests/compile checks it against the reference, which
         always calls it).  None (the default): always called."""
         del hook, role
@@ -324,6 +325,14 @@ class Concept(metaclass=ConceptType):
         asked for (False: the render asked for it is the render without it, ``out.prompt``
         False for every hook).  True by default."""
         return True
+
+    def query_index(self, out: Render) -> int | None:
+        """The index of the last message this concept takes for the user's query where that
+        is not the last user message (``out.last_query``); None (the default): no other.  The
+        render's ``query`` is the earliest any concept gives, and a hook that needs
+        ``"after_last_query"`` (:meth:`hook_needs`) acts on the messages after it."""
+        del out
+        return None
 
     # ------------------------------------------------------------------ the parse table
 

@@ -197,16 +197,12 @@ class Reasoning(Concept):
         or stand-in, and the generation prompt its fences (see ``after``)."""
         return not self.after or ("start" if previous is None else previous) in self.after
 
-    def last_query(self, out: Render) -> int:
-        """The index of the last user message that is a query (-1: none; see
-        ``not_query``)."""
+    def query_index(self, out: Render) -> int | None:
+        """The last user message that is a query, where ``not_query`` passes over later ones
+        (the render's ``out.query``)."""
         if not self.not_query:
-            return out.last_query
-        found: int = out.state(("reasoning.last_query", id(self)), lambda: self._find_query(out))
-        return found
-
-    def _find_query(self, out: Render) -> int:
-        start, end = self.not_query or ("", "")
+            return None
+        start, end = self.not_query
         for index in range(out.last_query, -1, -1):
             if out.messages[index].role != "user":
                 continue
@@ -226,7 +222,7 @@ class Reasoning(Concept):
             return message.reasoning is not None
         if self.keep == "calls":
             return bool(message.tool_calls)
-        last_query = self.last_query(out)
+        last_query = out.query
         if self.keep == "none" or index <= last_query:
             return False
         if last_query < 0 and self.no_query != "kept":
@@ -262,9 +258,7 @@ class Reasoning(Concept):
         if self.keep == "all" and (self.absent or self.empty_given is False):
             return "reasoning"
         if self.keep == "after_last_query":
-            # (the compiled writer's test is the last user message's: with not_query the
-            # last query may come before it)
-            return None if self.not_query else "after_last_query"
+            return "after_last_query"
         return "tool_calls" if self.keep == "calls" else None
 
     def hook_needs(self, hook: str, role: str) -> str | None:
@@ -285,11 +279,7 @@ class Reasoning(Concept):
 
     def check(self, out: Render) -> None:
         out.handled.add("reasoning")  # (out.handles without its call: every render asks)
-        if (
-            self.keep == "after_last_query"
-            and self.no_query == "refused"
-            and self.last_query(out) < 0
-        ):
+        if self.keep == "after_last_query" and self.no_query == "refused" and out.query < 0:
             raise RequestError(
                 "messages",
                 "no user message",
@@ -307,7 +297,7 @@ class Reasoning(Concept):
                     "none": "never written",
                     "calls": "written only in a turn with calls",
                 }.get(self.keep, "before the last user message")
-                if self.keep == "after_last_query" and self.last_query(out) < 0:
+                if self.keep == "after_last_query" and out.query < 0:
                     why = "no user message before it"
                 out.lose(f"messages[{index}].reasoning_content", f"dropped ({why})")
             elif self.trim and self.written(out, index):

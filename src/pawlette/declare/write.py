@@ -133,6 +133,8 @@ class Plan:
         """Whether the template writes the generation prompt after the messages: asked for
         it where one of these says no, a render is the render without it."""
         self.finish = hooked("write_finish")
+        self.queries = hooked("query_index")
+        """What takes an earlier message than the last user's for the query, if anything."""
         self.turns = {role: TurnHooks(concepts, role, layout.frames.get(role)) for role in ROLES}
         assistant = self.turns["assistant"]
         self.prompt_local = all(
@@ -212,6 +214,7 @@ class Render:
         "present",
         "previous",
         "prompt",
+        "query",
         "raw",
         "role",
         "states",
@@ -266,6 +269,13 @@ class Render:
             last_query -= 1
         self.last_query = last_query
         """The index of the last user message (-1: none)."""
+        self.query = last_query
+        """The index of the user's last query (-1: none): the last user message unless a
+        concept takes an earlier one for it (:meth:`Concept.query_index`)."""
+        for find in plan.queries:
+            found = find(self)
+            if found is not None and found < self.query:
+                self.query = found
         self._found = plan.constants.found
         self.text = writer.text
         self.raw = writer.raw
