@@ -12,7 +12,8 @@ the writer            ``check``, ``write_start``, ``write_message`` (roles in
                       ``claims``), ``write_before``, ``turn_open``,
                       ``write_opening``, ``write_content``, ``write_closing``,
                       ``turn_end``, ``write_after``, ``write_prompt``,
-                      ``write_finish``, ``wants_system_turn``, ``writes_prompt``
+                      ``write_finish``, ``wants_system_turn``, ``writes_prompt``,
+                      ``query_index``
 the parse table       ``rows``
 the Jinja template    ``jinja_setup``, ``jinja_start``, ``jinja_message``,
                       ``jinja_wants_system_turn``,
