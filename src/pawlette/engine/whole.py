@@ -52,7 +52,7 @@ from dataclasses import dataclass, replace
 
 from ..types import Message, TextPart, Tool, ToolCall
 from .call_arguments import arguments_problem
-from .lexer import Lexer, Token
+from .lexer import Lexer, Token, marker_pattern
 from .machine import WINDOW, Grammar, Parser, Reader, random_call_id
 from .readers import CallEnvelope, plain_call
 
@@ -199,7 +199,7 @@ class _Plan:
     quote.  Where it is not text, a run holding it gives up, as the marker would; it overlaps
     no other marker, so the other markers are found where the full lexer finds them."""
 
-    __slots__ = ("grammar", "hidden", "lexed_markers", "quiet_steps", "readings")
+    __slots__ = ("grammar", "hidden", "hidden_pattern", "lexed_markers", "quiet_steps", "readings")
 
     def __init__(self, grammar: Grammar) -> None:
         self.grammar = grammar
@@ -238,6 +238,8 @@ class _Plan:
                 readings[name] = replace(found, foreign=foreign)  # type: ignore[type-var]
         self.readings = readings
         self.hidden = hidden
+        self.hidden_pattern = marker_pattern(hidden) if hidden else None
+        """The hidden markers' pattern, to split them out of runs again (:func:`_unhidden`)."""
         self.lexed_markers = grammar.markers - hidden if hidden else grammar.markers
         # Per state and marker: the step's target when its actions are all quiet.
         self.quiet_steps: dict[str, dict[str, str]] = {
@@ -287,18 +289,18 @@ def read_whole(
     tokens = Lexer(plan.lexed_markers, escape=grammar.escape).read_all(text)
     found = _read_tokens(plan, grammar, tokens, state, reading, id_factory, tools)
     if found is None and lexed is not None:
-        if not plan.hidden:
+        if plan.hidden_pattern is None:
             lexed.append(tokens)
         elif Lexer(grammar.markers, escape=grammar.escape).reads_at_once(text):
-            lexed.append(_unhidden(plan.hidden, tokens))
+            lexed.append(_unhidden(plan.hidden_pattern, tokens))
     return found
 
 
-def _unhidden(hidden: frozenset[str], tokens: list[Token]) -> list[Token]:
-    """The tokens of a text lexed without the ``hidden`` markers, as the grammar's lexer reads
-    the text at once (each hidden marker in a run is a token of its own again: it overlaps no
-    other marker, so the runs split exactly where that lexer would have found it)."""
-    pattern = _hidden_pattern(hidden)
+def _unhidden(pattern: re.Pattern[str], tokens: list[Token]) -> list[Token]:
+    """The tokens of a text lexed without the hidden markers (``pattern`` finds them), as the
+    grammar's lexer reads the text at once (each hidden marker in a run is a token of its own
+    again: it overlaps no other marker, so the runs split exactly where that lexer would have
+    found it)."""
     found: list[Token] = []
     for marker, run, offset in tokens:
         if marker is not None:
@@ -313,20 +315,6 @@ def _unhidden(hidden: frozenset[str], tokens: list[Token]) -> list[Token]:
         if position < len(run):
             found.append((None, run[position:], offset + position))
     return found
-
-
-_HIDDEN_PATTERNS: dict[frozenset[str], re.Pattern[str]] = {}
-
-
-def _hidden_pattern(hidden: frozenset[str]) -> re.Pattern[str]:
-    pattern = _HIDDEN_PATTERNS.get(hidden)
-    if pattern is None:
-        if len(_HIDDEN_PATTERNS) >= 64:
-            _HIDDEN_PATTERNS.clear()
-        pattern = _HIDDEN_PATTERNS[hidden] = re.compile(
-            "|".join(re.escape(marker) for marker in sorted(hidden, key=len, reverse=True))
-        )
-    return pattern
 
 
 def _read_tokens(
