@@ -16,6 +16,7 @@ from pawlette import declare as declaration
 from pawlette.declare import (
     CallTurnEnd,
     Concept,
+    ConversationEnd,
     Frame,
     Ignored,
     JsonCalls,
@@ -141,6 +142,16 @@ def tiny(*concepts: Concept, **changes: Any) -> Layout:
         ),
         (lambda: tiny(object()), "Layout.concepts[0]: a object; expected a Concept"),  # type: ignore[arg-type]
         (lambda: tiny(Results(), Results()), "writes 'tool' messages, as Results does"),
+        (
+            lambda: tiny(Trimmed(), Trimmed()),
+            "tiny: Layout.concepts[1]: Trimmed again, equal to concepts[0]; expected each "
+            "concept once",
+        ),
+        (
+            lambda: tiny(ConversationEnd(Marker("<|a|>")), ConversationEnd(Marker("<|b|>"))),
+            "tiny: Layout.concepts[1]: ConversationEnd writes the conversation end, as "
+            "ConversationEnd (concepts[0]) does; expected one ConversationEnd",
+        ),
         (
             lambda: declare(tiny(Results(id_after=fence(", id: "), id_close=fence(":")))),
             "Results.id_after empty, or with id_close or without item_close",
@@ -593,7 +604,6 @@ def test_a_frames_error_names_the_format_the_role_and_the_field(
 
 
 def test_two_meanings_of_one_marker_name_both_sides() -> None:
-    from pawlette.declare import ConversationEnd
 
     # The assistant's opener also ends the conversation: the frames and the concept disagree.
     with pytest.raises(FormatError) as raised:

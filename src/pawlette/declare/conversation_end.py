@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from .concept import Concept
 from .pieces import Marker
@@ -21,6 +21,8 @@ class ConversationEnd(Concept):
     as the end, outside every turn."""
 
     marker: Marker
+
+    job: ClassVar[str | None] = "conversation end"
 
     def write_finish(self, out: Render) -> None:
         if not out.prompt:

@@ -396,6 +396,15 @@ class Layout:
         (:attr:`Concept.job`)."""
         first: dict[str, int] = {}
         for number, concept in enumerate(self.concepts):
+            # The same concept twice writes its part twice (or, for a concept that claims
+            # nothing, reads one marker in two ways): never what a template does.
+            same = next((index for index in range(number) if self.concepts[index] == concept), None)
+            if same is not None:
+                raise self._error(
+                    f"Layout.concepts[{number}]",
+                    f"{type(concept).__name__} again, equal to concepts[{same}]",
+                    "each concept once",
+                )
             job = concept.job
             if job is None:
                 continue
