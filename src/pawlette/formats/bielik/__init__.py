@@ -86,8 +86,11 @@ Remaining differences from the template:
   and so does pawlette, with or without one (a layout that changes with the presence of a
   system message, and leaves results in no turn, is no format a model is taught): these
   are the only generated conversations it renders differently.
-- Content holding ``<think>`` and ``</think>`` without ``reasoning_content`` is kept as
-  content (the template splits it into reasoning).
+- **Content holding ``<think>`` and ``</think>``** without ``reasoning_content`` is kept as
+  content; the template splits it into reasoning (``{%- if not reasoning_content and
+  '<think>' in content and '</think>' in content %}``: the reasoning is what lies between
+  the last ``<think>`` before the first ``</think>`` and it, the content what follows that
+  ``</think>``; text before ``<think>`` is dropped) and writes the reasoning block from it.
 """
 
 # ruff: noqa: E501  (the docstring shows the wire format as it is, long lines included)

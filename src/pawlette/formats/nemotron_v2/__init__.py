@@ -77,8 +77,11 @@ Decisions (reference: ``NVIDIA-Nemotron-Nano-v2.jinja`` in llama.cpp's ``models/
 Remaining differences from the template:
 
 - **An empty last assistant turn** (no text, no calls, no generation prompt): the template
-  writes nothing; the format writes the turn, an empty answer after the prompt's block (a
-  training render that drops the message it ends on would drop what the model is to learn).
+  writes its text only under ``{%- if ns.last_turn_assistant_content is defined and
+  ns.last_turn_assistant_content != '' -%}`` and its calls only when there are some, so
+  such a message leaves nothing; the format writes the turn, an empty answer after the
+  prompt's block (a training render that drops the message it ends on would drop what the
+  model is to learn).
 - **The last turn's reasoning** is dropped as in past turns; the template writes a last
   text holding ``</think>`` as given (a caller's ``reasoning</think>answer``), and so does
   the format, which reads it back split there.
