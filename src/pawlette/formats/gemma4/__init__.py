@@ -37,7 +37,8 @@ the ``interleaved`` variant: ``google-gemma-4-31B-it-interleaved.jinja``):
 
 The ``interleaved`` variant (the interleaved-thinking template): a tool message is a turn of
 its own, ``<|turn>tool\\nTEXT<turn|>\\n`` (its text trimmed: a recorded loss), a turn with calls
-ends with ``<turn|>`` as any other, the reasoning block closes without the newline
+ends with ``<turn|>`` as any other (read, ``<|tool_response>`` ends it too: the token a
+Gemma 4 model writes to ask for results), the reasoning block closes without the newline
 (``<|channel>thought\\nTEXT<channel|>``), the generation prompt follows results too, and the
 tools' declarations order their parts as that template does (``nullable`` first; an object's
 properties and an array's items after a comma that is always there).
@@ -132,7 +133,7 @@ def layout(options: Gemma4Options) -> Layout:
             open=fence(TURN, "model\n"),
             end=fence(TURN_END),
             after=fence("\n"),
-            also_end=(fence(EOS),),
+            also_end=(fence(RESULT), fence(EOS)),
             prompt_after=dict.fromkeys(("user", "system", "assistant", "tool"), PROMPT),
         )
         tool = _turn("tool")
