@@ -396,3 +396,17 @@ def test_the_text_beside_calls_is_written_after_them_as_the_template_writes_it(
         "get_weather",
         "get_weather",
     ]
+
+
+def test_the_interleaved_turn_read_ends_at_the_token_that_asks_for_results() -> None:
+    """A Gemma 4 model asks for its calls' results with ``<|tool_response>``; the
+    interleaved variant reads that as the turn's end, as the default one does."""
+    interleaved = pawlette.get_format("gemma4:interleaved")
+    output = (
+        '<|tool_call>call:get_weather{city:<|"|>Oslo<|"|>}<tool_call|>Checking.<|tool_response>'
+    )
+    parsed = interleaved.parse(output, tools=tools_from_openai(TOOLS))
+    assert parsed.warnings == ()
+    assert parsed.finish_reason == "tool_calls"
+    assert parsed.message["content"] == "Checking."
+    assert parsed.message["tool_calls"][0]["function"]["name"] == "get_weather"
