@@ -195,3 +195,47 @@ def test_the_mask_trains_the_turns_the_model_writes() -> None:
         '\n<tool_call>\n{"name": "get_weather", "arguments": {}}\n</tool_call><|im_end|>'
         "18°C.<|im_end|>"
     )
+
+
+def test_with_a_system_message_a_result_opens_a_turn_unless_the_one_two_before_is_a_result() -> (
+    None
+):
+    # The rule the page states: with a first system message, the result at messages[i]
+    # opens a user turn unless messages[i - 2] is a result, and closes none unless it is
+    # the last message; pawlette writes one closed user turn per run of results.
+    def call(identifier: str) -> dict[str, Any]:
+        return {
+            "id": identifier,
+            "type": "function",
+            "function": {"name": "now", "arguments": "{}"},
+        }
+
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": "S"},
+        {"role": "user", "content": "u"},
+        {"role": "assistant", "content": "", "tool_calls": [call("a"), call("b"), call("c")]},
+        *({"role": "tool", "tool_call_id": i, "content": i.upper()} for i in "abc"),
+        {"role": "assistant", "content": "", "tool_calls": [call("d")]},
+        {"role": "tool", "tool_call_id": "d", "content": "D"},
+        {"role": "user", "content": "v"},
+    ]
+    template = corpus_reference(TEMPLATE).render(messages, [TIME], add_generation_prompt=True)
+    assert template.text is not None
+    call_end = "</tool_call><|im_end|>\n"
+    assert (
+        call_end + "<|im_start|>user\n<|function_output|>A<|im_start|>user\n"
+        "<|function_output|>B<|function_output|>C<|im_start|>assistant\n"
+    ) in template.text
+    assert call_end + "<|function_output|>D<|im_start|>user\nv<|im_end|>\n" in template.text
+    # The same loop without the system message, and pawlette with it.
+    rendering = BIELIK.render(messages, [TIME], add_generation_prompt=True).text
+    for text in (
+        corpus_reference(TEMPLATE).render(messages[1:], [TIME], add_generation_prompt=True).text,
+        rendering,
+    ):
+        assert text is not None
+        assert (
+            "<|im_start|>user\n<|function_output|>A<|function_output|>B<|function_output|>C"
+            "<|im_end|>\n" in text
+        )
+        assert "<|im_start|>user\n<|function_output|>D<|im_end|>\n<|im_start|>user\nv" in text

@@ -330,3 +330,83 @@ def test_arguments_are_held_as_json_arguments_are(arguments: str, problem: str) 
     nested = "{x:" + "[" * 99 + "]" * 99 + "}"  # (the arguments' object is the first level)
     held = GEMMA4.parse("<|tool_call>call:get_weather" + nested + "<tool_call|>", tools=TOOLS)
     assert held.message["tool_calls"] and not held.warnings
+
+
+TEXT_BESIDE_CALLS = [
+    {"role": "user", "content": "Weather in Paris and Oslo?"},
+    {
+        "role": "assistant",
+        "content": " Let me look both up. ",
+        "tool_calls": [
+            {
+                "id": "a",
+                "type": "function",
+                "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'},
+            },
+            {
+                "id": "b",
+                "type": "function",
+                "function": {"name": "get_weather", "arguments": '{"city": "Oslo"}'},
+            },
+        ],
+    },
+]
+
+
+@pytest.mark.parametrize(
+    ("variant", "template", "results"),
+    [
+        ("gemma4", "google-gemma-4-31B-it", False),
+        ("gemma4:interleaved", "google-gemma-4-31B-it-interleaved", False),
+        ("gemma4:interleaved", "google-gemma-4-31B-it-interleaved", True),
+    ],
+)
+def test_the_text_beside_calls_is_written_after_them_as_the_template_writes_it(
+    variant: str, template: str, results: bool
+) -> None:
+    """Both templates write a turn's text after its calls (``message['content']`` comes
+    after the ``tool_calls`` loop), trimmed; the render and the exported template do too,
+    and the turn reads back as the message, without a warning."""
+    from pawlette.export import export_jinja
+
+    from ..support.template_compare import Reference, corpus_reference
+
+    fmt = pawlette.get_format(variant)
+    reference = corpus_reference(template)
+    exported = Reference(
+        export_jinja(fmt), bos_token=reference.bos_token, eos_token=reference.eos_token
+    )
+    messages: list[dict[str, Any]] = list(TEXT_BESIDE_CALLS)
+    if results:
+        messages += [
+            {"role": "tool", "tool_call_id": "a", "content": "18 C"},
+            {"role": "tool", "tool_call_id": "b", "content": "3 C"},
+            {"role": "assistant", "content": "Warmer in Paris."},
+        ]
+    expected = reference.render(messages, TOOLS, add_generation_prompt=False).text
+    assert expected is not None
+    assert 'Oslo<|"|>}<tool_call|>Let me look both up.' in expected
+    assert fmt.render(messages, TOOLS).text == expected
+    assert exported.render(messages, TOOLS, add_generation_prompt=False).text == expected
+    turn = expected.split("<|turn>model\n")[1].split("<turn|>")[0]  # (its end, if any)
+    parsed = fmt.parse(turn, tools=tools_from_openai(TOOLS))
+    assert parsed.warnings == ()
+    assert parsed.message["content"] == "Let me look both up."
+    assert [call["function"]["name"] for call in parsed.message["tool_calls"]] == [
+        "get_weather",
+        "get_weather",
+    ]
+
+
+def test_the_interleaved_turn_read_ends_at_the_token_that_asks_for_results() -> None:
+    """A Gemma 4 model asks for its calls' results with ``<|tool_response>``; the
+    interleaved variant reads that as the turn's end, as the default one does."""
+    interleaved = pawlette.get_format("gemma4:interleaved")
+    output = (
+        '<|tool_call>call:get_weather{city:<|"|>Oslo<|"|>}<tool_call|>Checking.<|tool_response>'
+    )
+    parsed = interleaved.parse(output, tools=tools_from_openai(TOOLS))
+    assert parsed.warnings == ()
+    assert parsed.finish_reason == "tool_calls"
+    assert parsed.message["content"] == "Checking."
+    assert parsed.message["tool_calls"][0]["function"]["name"] == "get_weather"

@@ -294,3 +294,44 @@ def test_the_tools_instructions_spell_the_call_fences_as_their_tokens() -> None:
     assert ids == TOKENIZER.encode(text, add_special_tokens=False).ids
     for marker in ("<TOOLCALL>", "</TOOLCALL>"):
         assert ids.count(TOKENIZER.token_to_id(marker)) == 1, marker
+
+
+@pytest.mark.parametrize("last_turn", ["template", "closed"])
+def test_a_past_answer_holding_its_reasoning_is_written_from_think_on(last_turn: str) -> None:
+    """The template keeps of a past assistant text what comes between its first
+    ``</think>`` and the next, trimmed (``content.split('</think>')[1]``), and tests that for
+    the newline before calls; the last turn is written whole.  The render and the exported
+    template do the same, and the render records the cut text as lost."""
+    from pawlette.export import export_jinja
+
+    from ..support.template_compare import Reference
+
+    fmt = NEMOTRON.with_options(last_turn=last_turn)
+    reference = corpus_reference(TEMPLATE)
+    exported = Reference(
+        export_jinja(fmt), bos_token=reference.bos_token, eos_token=reference.eos_token
+    )
+    call = {"id": "c0", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}
+    past = [
+        {"role": "user", "content": "Weather?"},
+        {"role": "assistant", "content": "Let me see.</think>", "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c0", "content": "18°C"},
+        {"role": "assistant", "content": "I know.</think> 18°C. </think>Bye."},
+        {"role": "user", "content": "Thanks"},
+    ]
+    last = {"role": "assistant", "content": "Noted.</think>You're welcome."}
+    rendered = fmt.render(past, [WEATHER], add_generation_prompt=True)
+    expected = reference.render(past, [WEATHER], add_generation_prompt=True).text
+    assert expected is not None
+    assert "<SPECIAL_11>Assistant\n<TOOLCALL>" in expected
+    assert "<SPECIAL_11>Assistant\n18°C.\n<SPECIAL_12>" in expected
+    assert rendered.text == expected
+    assert exported.render(past, [WEATHER], add_generation_prompt=True).text == expected
+    lost = {loss.split(": ")[0] for loss in rendered.losses if "</think>" in loss}
+    assert lost == {"messages[1].content", "messages[3].content"}
+    if last_turn == "template":  # (the closed last turn is the model's, not the template's)
+        whole = [*past, last]
+        expected = reference.render(whole, [WEATHER], add_generation_prompt=False).text
+        assert expected is not None and "Noted.</think>You're welcome." in expected
+        assert fmt.render(whole, [WEATHER]).text == expected
+        assert exported.render(whole, [WEATHER], add_generation_prompt=False).text == expected

@@ -72,15 +72,25 @@ the model's tokenizer declares ``<s>`` as ``bos_token`` and ``<|im_end|>`` as ``
 
 Remaining differences from the template:
 
-- **A first system message beside results**: the template loops over the messages after a
-  first system message but looks a result's neighbours up in the whole list with the loop's
-  position, one place off; so with a system message each result opens a user turn of its
-  own and no result turn is ever closed with ``<|im_end|>`` (``<|function_output|>A
-  <|im_start|>user\\n<|function_output|>B<|im_start|>assistant``).  pawlette writes the
-  layout the template writes without a system message (one closed user turn); these are
-  the only generated conversations it renders differently.
-- Content holding ``<think>`` and ``</think>`` without ``reasoning_content`` is kept as
-  content (the template splits it into reasoning).
+- **A first system message beside results** (a bug of the template's, not a layout): the
+  template loops over ``messages[loop_start_index:]`` (from 1 after a system message) but
+  looks a result's neighbours up in the whole list by the loop's position,
+  ``messages[loop.index0 - 1]`` and ``messages[loop.index0 + 1]``, one place off.  With a
+  first system message, the result at ``messages[i]`` opens ``<|im_start|>user\n`` unless
+  ``messages[i - 2]`` is a result (not unless the message before it is), and closes with
+  ``<|im_end|>\n`` only when it is the last message (the neighbour it looks at is itself):
+  three results after a turn of calls come as ``<|function_output|>A<|im_start|>user\n
+  <|function_output|>B<|function_output|>C<|im_start|>assistant``, and a lone result after a
+  turn that follows results as ``</tool_call><|im_end|>\n<|function_output|>D``, in no turn.
+  Without a system message the same loop writes one closed user turn per run of results,
+  and so does pawlette, with or without one (a layout that changes with the presence of a
+  system message, and leaves results in no turn, is no format a model is taught): these
+  are the only generated conversations it renders differently.
+- **Content holding ``<think>`` and ``</think>``** without ``reasoning_content`` is kept as
+  content; the template splits it into reasoning (``{%- if not reasoning_content and
+  '<think>' in content and '</think>' in content %}``: the reasoning is what lies between
+  the last ``<think>`` before the first ``</think>`` and it, the content what follows that
+  ``</think>``; text before ``<think>`` is dropped) and writes the reasoning block from it.
 """
 
 # ruff: noqa: E501  (the docstring shows the wire format as it is, long lines included)

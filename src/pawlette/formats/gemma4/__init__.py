@@ -19,7 +19,9 @@ the ``interleaved`` variant: ``google-gemma-4-31B-it-interleaved.jinja``):
   (:mod:`.declarations`: the schema's description, enums, items, properties, required names
   and types; other schema keywords are not written, as the template writes none).
 - **Calls**: ``<|tool_call>call:NAME{ARGUMENTS}<tool_call|>`` each, the arguments in the value
-  syntax (:mod:`.values`); the turn then ends with ``<|tool_response>``, the token the model
+  syntax (:mod:`.values`); the turn's text, trimmed, after its calls (both templates write
+  ``message['content']`` after the ``tool_calls`` loop), and read there as its content; the
+  turn then ends with ``<|tool_response>``, the token the model
   writes to ask for the results, and the results follow it in the same turn as
   ``response:NAME{value:<|"|>TEXT<|"|>}<tool_response|>``; the model's answer follows with no
   new opener and ends with ``<turn|>``.
@@ -35,7 +37,8 @@ the ``interleaved`` variant: ``google-gemma-4-31B-it-interleaved.jinja``):
 
 The ``interleaved`` variant (the interleaved-thinking template): a tool message is a turn of
 its own, ``<|turn>tool\\nTEXT<turn|>\\n`` (its text trimmed: a recorded loss), a turn with calls
-ends with ``<turn|>`` as any other, the reasoning block closes without the newline
+ends with ``<turn|>`` as any other (read, ``<|tool_response>`` ends it too: the token a
+Gemma 4 model writes to ask for results), the reasoning block closes without the newline
 (``<|channel>thought\\nTEXT<channel|>``), the generation prompt follows results too, and the
 tools' declarations order their parts as that template does (``nullable`` first; an object's
 properties and an array's items after a comma that is always there).
@@ -49,10 +52,14 @@ cut off) is content, with a warning.  A result is read from ``<|tool_response>re
 
 Differences from the template that remain, each with its reason:
 
-- **Text beside calls**: the template writes an assistant message's text after its calls'
-  results (where the model's answer goes), and after the calls when no result follows;
-  pawlette writes it before the calls, where a model writes it.  A conversation whose
-  assistant message holds both renders otherwise than the template.
+- **Text beside calls, then results** (the 31B-it template only): its loop writes a turn's
+  calls, then the results of the tool messages after it (``{%- elif message.get('tool_calls')
+  -%}`` ... ``format_tool_response_block``), and only then ``message['content']``, followed
+  by ``<turn|>\n``; so the text lands after the results, where the model's answer goes, and
+  reads back as an answer of its own.  pawlette writes it right after the calls, as the
+  template does when no result follows and the interleaved template always does, so the turn
+  reads back as the message it was.  A conversation whose assistant message holds text, calls
+  and then results renders otherwise than the 31B-it template.
 - **Values that cannot come back exactly** (the syntax has no escapes): a string holding
   ``<|"|>``, a key holding ``:`` ``,`` ``{`` ``}`` ``[`` ``]``, an object's key order (the
   template sorts keys), a number's spelling (written as Python prints it: ``1.50`` as ``1.5``),
@@ -115,7 +122,10 @@ def layout(options: Gemma4Options) -> Layout:
         interleaved=interleaved,
     )
     calls = GemmaCalls(
-        open=fence(CALL, "call:"), arguments_open=fence("{"), close=fence("}", CALL_END)
+        open=fence(CALL, "call:"),
+        arguments_open=fence("{"),
+        close=fence("}", CALL_END),
+        text_after=True,
     )
     if interleaved:
         # Results are turns of their own, and a turn with calls ends as any other.
@@ -123,7 +133,7 @@ def layout(options: Gemma4Options) -> Layout:
             open=fence(TURN, "model\n"),
             end=fence(TURN_END),
             after=fence("\n"),
-            also_end=(fence(EOS),),
+            also_end=(fence(RESULT), fence(EOS)),
             prompt_after=dict.fromkeys(("user", "system", "assistant", "tool"), PROMPT),
         )
         tool = _turn("tool")

@@ -9,20 +9,22 @@ from typing import TYPE_CHECKING, Any
 
 from ...declare import CallTurnEnd, NamedCalls, Reasoning, Results, ToolsBlock
 from ...declare.calls import arguments_object
+from ...declare.named_calls import _NamedCallSet
 from ...declare.pieces import Fence, Marker, fence
 from ...declare.readers import Described, ResultReader
 from ...declare.results import ResultNameReader
-from ...declare.table import begin, end
+from ...declare.table import AFTER_CALL, begin, end
 from ...emit.jinja_text import jinja_string
 from ...engine.kept import MISSING, Kept, marshal_key
 from ...errors import RequestError
 from . import jinja as macros
 from .declarations import declaration
 from .grammar import arguments_node
-from .reading import CALL_STATE, CallReader
+from .reading import CALL_STATE, CallReader, TextAfterCallsReader
 from .values import QUOTE, write_members
 
 if TYPE_CHECKING:
+    from ...declare.grammar import Turn
     from ...declare.jinja import Template
     from ...declare.table import Table
     from ...declare.write import Render
@@ -149,7 +151,50 @@ _ARGUMENTS: Kept[Fence] = Kept(limit=4096, longest=1 << 14)
 @dataclass(frozen=True)
 class GemmaCalls(NamedCalls):
     """``<|tool_call>call:NAME{ARGUMENTS}<tool_call|>``, the arguments' members in the value
-    syntax (:mod:`.values`)."""
+    syntax (:mod:`.values`).
+
+    ``text_after``: the text of a turn with calls is written after them, trimmed, in the same
+    turn (the template writes ``message['content']`` after its ``tool_calls`` loop), and read
+    there as the turn's content; otherwise it is written before them."""
+
+    text_after: bool = False
+
+    def hook_roles(self, hook: str) -> frozenset[str] | None:
+        if hook == "write_content" and self.text_after:
+            return self.turn_roles()
+        return super().hook_roles(hook)
+
+    def hook_needs(self, hook: str, role: str) -> str | None:
+        # Both hooks act on a turn with calls alone (a turn without writes its text as ever).
+        if self.text_after and hook in ("write_content", "write_closing"):
+            return "tool_calls"
+        return super().hook_needs(hook, role)
+
+    def write_content(self, out: Render, index: int) -> bool:
+        # A turn with calls: its text comes after them (write_closing).
+        if self.text_after and 0 <= index < len(out.messages) and out.messages[index].tool_calls:
+            return True
+        return super().write_content(out, index)
+
+    def write_closing(self, out: Render, index: int) -> None:
+        super().write_closing(out, index)
+        if self.text_after and 0 <= index < len(out.messages) and out.messages[index].tool_calls:
+            text = out.message_text(index).strip()
+            if text:
+                out.writer.text(text, "content", trainable=True)
+
+    def jinja_content(self, out: Template, role: str) -> bool:
+        if not self.text_after:
+            return super().jinja_content(out, role)
+        with out.when("not (message.tool_calls is defined and message.tool_calls)"):
+            out.later_content(self, role)
+        return True
+
+    def jinja_closing(self, out: Template, role: str) -> None:
+        super().jinja_closing(out, role)
+        if self.text_after:
+            with out.when("message.tool_calls is defined and message.tool_calls"):
+                out.out(f"{{{{- text_of(message, index, {out.layout.name!r}) | trim -}}}}")
 
     def write_arguments(self, out: Render, arguments: str, index: int, number: int) -> None:
         # (Kept by the text: a conversation's calls come again with each request; the same
@@ -169,7 +214,13 @@ class GemmaCalls(NamedCalls):
         )
         table.state(CALL_STATE, reader, "assistant", ends=True, inner=(QUOTE,))
         table.calls_open([opening], CALL_STATE)
-        table.after_calls(CALL_STATE, [closing], reopen=[opening])
+        if not self.text_after:
+            table.after_calls(CALL_STATE, [closing], reopen=[opening])
+            return
+        # The turn's text after its calls is content, and another call may follow it.
+        table.state(AFTER_CALL, TextAfterCallsReader, "assistant", ends=True)
+        table.on(CALL_STATE, closing, AFTER_CALL)
+        table.on(AFTER_CALL, opening, CALL_STATE)
 
     def jinja_setup(self, out: Template) -> None:
         super().jinja_setup(out)
@@ -180,6 +231,16 @@ class GemmaCalls(NamedCalls):
 
     def arguments_node(self, rules: Rules, number: int, tool: Tool) -> Node:
         return arguments_node(rules, number, tool)
+
+    def grammar(self, turn: Turn) -> None:
+        turn.calls = _TextAfterCallSet(self, turn) if self.text_after else _NamedCallSet(self, turn)
+
+
+class _TextAfterCallSet(_NamedCallSet):
+    """The calls' grammar, then the turn's text after them (``text_after``)."""
+
+    def rest(self, turn: Turn, rules: Rules, parallel: bool) -> list[Node]:
+        return [*super().rest(turn, rules, parallel), turn.content]
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,9 @@ from __future__ import annotations
 import re
 
 from ...declare.named_calls import CallParts, begin_call, malformed_call
+from ...declare.readers import BetweenCallsReader
 from ...engine.machine import Parser
-from ...types import Tool, ToolCallDelta, ToolCallEnd, ToolCallStart
+from ...types import TextDelta, Tool, ToolCallDelta, ToolCallEnd, ToolCallStart
 from .values import ValueSyntaxError, members_json
 
 _HEAD = re.compile(r"\s*call:\s*([^{}\s]*)\s*\{")
@@ -92,3 +93,27 @@ class CallReader:
         except Exception:  # (whatever the arguments raise, the machine raises or reports)
             return None
         return name, arguments
+
+
+class TextAfterCallsReader(BetweenCallsReader):
+    """After a call's close: the turn's text, where the template writes it (after the
+    calls), read as content without a warning; the whitespace before it is layout."""
+
+    __slots__ = ("_begun",)
+    # (see pawlette.engine.whole: whitespace alone is read whole; the machine reads text)
+    whole_kind = "scaffold"
+
+    def __init__(self, parser: Parser) -> None:
+        super().__init__(parser)
+        self._begun = False
+
+    def feed(self, text: str, offset: int) -> None:
+        if not self._begun:
+            text = text.lstrip()
+            if not text:
+                return
+            self._begun = True
+        self._parser.emit(TextDelta(text))
+
+    def close(self, marker: str | None, offset: int) -> None:
+        return

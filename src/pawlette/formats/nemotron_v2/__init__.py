@@ -39,7 +39,11 @@ Decisions (reference: ``NVIDIA-Nemotron-Nano-v2.jinja`` in llama.cpp's ``models/
   when that tells them apart (see :mod:`pawlette.declare.joined_results`); otherwise the group is one result, with
   a warning.
 - **Reasoning** is never written in past turns (the template drops ``reasoning_content``:
-  a recorded loss).  The generation prompt opens a block, ``<think>\\n``: the model writes
+  a recorded loss).  A past assistant text holding ``</think>`` (a model's
+  ``reasoning</think>answer`` given back as content) is written as the template writes it
+  (:mod:`.past_answer`): what lies between its first ``</think>`` and the next, trimmed (the
+  template's ``content.split('</think>')[1]``), so the model sees its past turns as in
+  training; what is cut is a recorded loss.  The generation prompt opens a block, ``<think>\\n``: the model writes
   ``reasoning</think>answer``, a newline, and ends its turn with ``<SPECIAL_12>``.
 - **The turn a conversation ends on** (a render without the generation prompt, for
   training) is written as the template writes it (:mod:`.final_turn`): its text after the
@@ -73,16 +77,23 @@ Decisions (reference: ``NVIDIA-Nemotron-Nano-v2.jinja`` in llama.cpp's ``models/
 Remaining differences from the template:
 
 - **An empty last assistant turn** (no text, no calls, no generation prompt): the template
-  writes nothing; the format writes the turn, an empty answer after the prompt's block (a
-  training render that drops the message it ends on would drop what the model is to learn).
+  writes its text only under ``{%- if ns.last_turn_assistant_content is defined and
+  ns.last_turn_assistant_content != '' -%}`` and its calls only when there are some, so
+  such a message leaves nothing; the format writes the turn, an empty answer after the
+  prompt's block (a training render that drops the message it ends on would drop what the
+  model is to learn).
 - **The last turn's reasoning** is dropped as in past turns; the template writes a last
   text holding ``</think>`` as given (a caller's ``reasoning</think>answer``), and so does
   the format, which reads it back split there.
 - ``/think`` and ``/no_think`` in a system or user message: the template deletes them from
   the text and writes ``<think></think>`` as the prompt after ``/no_think``; the format
   writes the text as given and always opens the block.
-- A past assistant text holding ``</think>``: the template keeps only what follows it; the
-  format writes the text as given.
+- **The generation prompt after an assistant message**: the template takes a last
+  assistant message out of its loop (``{%- if messages[-1]['role'] == 'assistant' -%}`` ...
+  ``{%- set messages = messages[:-1] -%}``) and, with ``add_generation_prompt``, writes
+  its trimmed text after the prompt's ``<think>\n`` (``{{- ns.last_turn_assistant_content
+  -}}``), as text the model is to go on from, and drops its calls; the format writes that message as a past turn, then the prompt, so the model
+  answers it (a client that wants a turn continued sends the text as its prompt's part).
 - A call name is written as a JSON string (the template writes it between quotes
   unescaped).
 """
@@ -103,12 +114,12 @@ from pawlette.declare import (
     Reasoning,
     SystemPrompt,
     ToolsBlock,
-    Trimmed,
     declare,
     fence,
 )
 
 from .final_turn import FinalCalls, FinalTurn
+from .past_answer import PastAnswerTrimmed
 from .unended import UnendedTurns
 
 SYSTEM = Marker("<SPECIAL_10>")
@@ -182,7 +193,7 @@ def layout(options: NemotronOptions) -> Layout:
                 split=options.last_turn == "template",
             ),
             JoinedResults(),
-            Trimmed(roles=("system", "user", "assistant")),
+            PastAnswerTrimmed(roles=("system", "user", "assistant")),
             FinalTurn(
                 open=fence(THINK, "\n"),
                 close=fence(THINK_END),

@@ -34,6 +34,9 @@ from pawlette.declare.readers import Described, OptionalReasoningReader
 from pawlette.errors import FormatError
 from pawlette.types import ReasoningDelta, TextDelta
 
+from .past_answer import FINAL as _FINAL
+from .past_answer import is_final, jinja_written_text, written_text
+
 if TYPE_CHECKING:
     from pawlette.declare.jinja import Template
     from pawlette.declare.layout import Layout
@@ -42,25 +45,12 @@ if TYPE_CHECKING:
     from pawlette.engine.machine import Parser, ReaderFactory
 
 REASONING = "assistant.reasoning"
-_FINAL = "index == (messages | length) - 1 and not add_generation_prompt"
 _TEXT = "(text_of(message, index, 'nemotron_v2') | trim)"  # the template tests it trimmed
 _CALLS = "message.tool_calls is defined and message.tool_calls"
 INSIDE = (
     "written inside the reasoning block the generation prompt opens, which the template"
     " never closes: read back as reasoning_content"
 )
-
-
-def is_final(out: Render, index: int) -> bool:
-    """Whether ``messages[index]`` is an assistant message the conversation ends on,
-    rendered without the generation prompt."""
-    messages = out.messages
-    return (
-        not out.prompt
-        and index == len(messages) - 1
-        and index >= 0
-        and messages[index].role == "assistant"
-    )
 
 
 @dataclass(frozen=True)
@@ -149,7 +139,7 @@ class FinalCalls(JsonCallList):
 
     def write_closing(self, out: Render, index: int) -> None:
         final = self.split and is_final(out, index) and out.messages[index].tool_calls
-        if not out.message_text(index).strip():
+        if not written_text(out, index):
             # The template tests the text trimmed: whitespace alone (trimmed away, a recorded
             # loss) is no text, and no separator comes before the calls.
             JsonCallList.write_closing(_alone(self), out, index)
@@ -175,14 +165,15 @@ class FinalCalls(JsonCallList):
     def jinja_closing(self, out: Template, role: str) -> None:
         if role != "assistant":
             return
+        written = jinja_written_text(out.layout.name)
         if self.split:
             out.out(f"{{%- if {_FINAL} and {_CALLS} and {_TEXT} -%}}")
             out.fence(self.text_end)
             out.fence(self.calls_opener)
             JsonCallList.jinja_closing(_alone(self), out, role)
-            out.out(f"{{%- elif {_TEXT} -%}}")
+            out.out(f"{{%- elif {written} -%}}")
         else:
-            out.out(f"{{%- if {_TEXT} -%}}")
+            out.out(f"{{%- if {written} -%}}")
         super().jinja_closing(out, role)
         out.out("{%- else -%}")  # no text once trimmed: no separator (see write_closing)
         JsonCallList.jinja_closing(_alone(self), out, role)
