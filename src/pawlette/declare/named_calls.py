@@ -211,10 +211,10 @@ class NamedCalls(SectionedCallConcept):
     # ------------------------------------------------------------------ the turn grammar
 
     def grammar(self, turn: Turn) -> None:
-        turn.calls = _NamedCallSet(self, turn)
+        turn.calls = NamedCallSet(self, turn)
 
 
-class _NamedCallSet(SectionedCalls):
+class NamedCallSet(SectionedCalls):
     def __init__(self, calls: NamedCalls, turn: Turn) -> None:
         super().__init__(calls, turn)
         layout = turn.layout

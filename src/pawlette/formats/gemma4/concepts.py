@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...declare import CallTurnEnd, NamedCalls, Reasoning, Results, ToolsBlock
 from ...declare.calls import arguments_object
-from ...declare.named_calls import _NamedCallSet
+from ...declare.named_calls import NamedCallSet
 from ...declare.pieces import Fence, Marker, fence
 from ...declare.readers import Described, ResultReader
 from ...declare.results import ResultNameReader
@@ -233,10 +233,10 @@ class GemmaCalls(NamedCalls):
         return arguments_node(rules, number, tool)
 
     def grammar(self, turn: Turn) -> None:
-        turn.calls = _TextAfterCallSet(self, turn) if self.text_after else _NamedCallSet(self, turn)
+        turn.calls = _TextAfterCallSet(self, turn) if self.text_after else NamedCallSet(self, turn)
 
 
-class _TextAfterCallSet(_NamedCallSet):
+class _TextAfterCallSet(NamedCallSet):
     """The calls' grammar, then the turn's text after them (``text_after``)."""
 
     def rest(self, turn: Turn, rules: Rules, parallel: bool) -> list[Node]:
