@@ -39,6 +39,25 @@ def derive_answer_edges(probe: Probe, draft: Draft) -> None:
         _leading(probe, draft)
     if not draft.skip(PROMPTED):
         _prompted(probe, draft)
+    _system_alone(probe, draft)
+
+
+def _system_alone(probe: Probe, draft: Draft) -> None:
+    """Whether the template writes no generation prompt after a system message alone,
+    though it writes one after a user message (Granite 3.3 and GigaChat 3 write it in their
+    message loop, which runs over the messages after the system one): a greeting after the
+    system text is then read with the opener the model writes itself.  Verified on a
+    conversation of a system message alone."""
+    if "system" not in draft.frames:
+        return
+    system = [message("system", probe.sentinel("s", 1))]
+    query = [message("user", probe.sentinel("u", 1))]
+    plain, prompted = probe.render(system), probe.render(system, prompt=True)
+    if plain is None or prompted != plain or plain.count(probe.sentinel("s", 1)) != 1:
+        return
+    if probe.render(query, prompt=True) == probe.render(query):
+        return  # (no prompt anywhere: nothing particular to the system message)
+    draft.unprompted_system_alone = True
 
 
 def _leading(probe: Probe, draft: Draft) -> None:
@@ -222,6 +241,17 @@ def _prompted(probe: Probe, draft: Draft) -> None:
         )
         return
     written = prompted[len(plain) :]
+    if not written:
+        # No prompt at all, not even the reasoning's (Hy3, DeepSeek V3.2, Reka Edge, GigaChat
+        # 3, Apriel): the render asked for one there is the render without.  Verified.
+        draft.unprompted("assistant")
+        draft.capability(
+            PROMPTED,
+            "derived",
+            "the template writes no generation prompt after an answer: the model goes on "
+            "after the answer's end",
+        )
+        return
     prompt = frame_prompt(draft, written)
     if prompt is None:
         draft.capability(

@@ -12,7 +12,15 @@ import datetime
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ..declare import Alternation, ConversationEnd, Frame, Layout, Marker, PromptAlways
+from ..declare import (
+    Alternation,
+    ConversationEnd,
+    Frame,
+    Layout,
+    Marker,
+    NoPromptAfter,
+    PromptAlways,
+)
 from ..declare.concept import Concept
 from ..declare.pieces import Fence
 from ..errors import FormatError
@@ -129,6 +137,21 @@ class Draft:
     model writes), when the prompt stops short of the opener."""
     unended: Unended | None = None
     """An answer with no text written with no end (see :class:`Unended`)."""
+    unprompted_after: list[str] = field(default_factory=list)
+    """The roles after a last message of which the template writes no generation prompt,
+    though asked for one (:class:`~pawlette.declare.NoPromptAfter`'s ``roles``)."""
+    unprompted_system_alone: bool = False
+    """The template writes no generation prompt after a conversation of one system message
+    (:class:`~pawlette.declare.NoPromptAfter`'s ``system_alone``)."""
+
+    def unprompted(self, role: str) -> None:
+        """Record that the template writes no generation prompt after a last ``role``
+        message: the frame's prompt there is never written, so it is dropped."""
+        if role not in self.unprompted_after:
+            self.unprompted_after.append(role)
+        assistant = self.frames.get("assistant")
+        if assistant is not None:
+            assistant.prompt_after.pop(role, None)
 
     def capability(self, name: str, status: Status, detail: str = "") -> None:
         self.capabilities = [item for item in self.capabilities if item.name != name]
@@ -203,6 +226,13 @@ class Draft:
             concepts.append(ConversationEnd(marker))
         if self.prompt_always:
             concepts.append(PromptAlways())
+        if self.unprompted_after or self.unprompted_system_alone:
+            concepts.append(
+                NoPromptAfter(
+                    roles=tuple(sorted(self.unprompted_after)),
+                    system_alone=self.unprompted_system_alone,
+                )
+            )
         if self.unended is not None:
             from .empty_texts import unended_concepts
 
