@@ -440,7 +440,11 @@ def _prompt_after(
         previous, assistant.open_after.get(previous, assistant.open)
     )
     if prompt != expected + added:
-        if added and prompt.endswith(added):
+        if added and not prompt and not expected:
+            # No prompt at all after results, not even the reasoning's (the R1 Llama distill:
+            # the model answers right after them, as a past answer there opens with nothing).
+            draft.unprompted(previous)
+        elif added and prompt.endswith(added):
             assistant.prompt_after[previous] = prompt[: len(prompt) - len(added)]
         elif added:
             raise Underivable(
