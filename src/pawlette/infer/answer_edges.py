@@ -147,7 +147,7 @@ def _leading_openers(probe: Probe, draft: Draft) -> dict[str, str]:
             or greeted[greeted.find(a1) :] != answered[answered.find(a1) :]
         ):
             continue
-        opener = bare_opener(draft, written[len(head) :])
+        opener = bare_opener(draft, written[len(head) :], role)
         if opener is None or opener == assistant.open_after.get(role, assistant.open):
             continue
         found[role] = opener
@@ -171,10 +171,15 @@ def _leading_openers(probe: Probe, draft: Draft) -> dict[str, str]:
     return found
 
 
-def bare_opener(draft: Draft, written: str) -> str | None:
+def bare_opener(draft: Draft, written: str, previous: str | None = None) -> str | None:
     """The assistant's opener where ``written`` opens its turn: less what the concepts write
     there (a reasoning stand-in, an answer's open fence, the lead before its text); None:
-    ``written`` does not end with them."""
+    ``written`` does not end with them.
+
+    ``previous``: the role of the turn before (``"start"``: none).  Where ``written`` holds no
+    reasoning stand-in, though the template writes one after a query, the turn is one the
+    template writes without its reasoning (DeepSeek V3.2 writes the stand-in only in a turn it
+    opens): recorded in the draft (:attr:`Draft.unreasoned`), and the opener is the rest."""
     answer_open = absent = lead = ""
     for concept in draft.concepts:
         if isinstance(concept, Trimmed) and "assistant" in concept.roles:
@@ -183,10 +188,15 @@ def bare_opener(draft: Draft, written: str) -> str | None:
             answer_open = text_of(concept.open)
         elif isinstance(concept, Reasoning):
             absent = text_of(concept.absent)
-    for written_there in (lead, answer_open, absent):
+    for written_there in (lead, answer_open):
         if not written.endswith(written_there):
             return None
         written = written[: len(written) - len(written_there)]
+    if written.endswith(absent):
+        return written[: len(written) - len(absent)]
+    if previous is None:
+        return None
+    draft.unreasoned.add(previous)
     return written
 
 
