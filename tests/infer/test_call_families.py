@@ -19,6 +19,7 @@ from pawlette.declare import (
     XmlCalls,
 )
 from pawlette.declare.pieces import text_of
+from pawlette.formats.apriel.calls import IdsBeforeLast
 from pawlette.infer import Inference, infer_template
 from pawlette.infer.template import TemplateRunner
 
@@ -325,3 +326,32 @@ def test_a_blank_line_between_results_and_the_answer_is_a_gap_after_results() ->
         ("tool", "3 C"),
         ("assistant", "Cold.\n\nWrap up."),
     ]
+
+
+@pytest.mark.parametrize("name", ["unsloth-Apriel-1.5", "Apriel-1.6-15b-Thinker-fixed"])
+def test_a_call_list_that_writes_ids_once_answered_is_derived(name: str) -> None:
+    """Apriel's templates write a turn of calls without ids when it ends the conversation
+    (what the model writes), and with each call's id after its arguments once a result
+    follows: the list is declared so (Apriel's IdsBeforeLast), and the results are derived."""
+    template = corpus_template(name)
+    text = template.text
+    tokens = {"bos_token": str(template.bos_token), "eos_token": str(template.eos_token)}
+    inference = _inferred(text, tokens)
+    statuses = _statuses(inference)
+    assert statuses["tool calls"] == statuses["tool results"] == "derived", inference.describe()
+    listed = _concept(inference, IdsBeforeLast)
+    assert ("id", "id") in listed.keys
+    calls = {"role": "assistant", "content": None, "tool_calls": [_call("c1", {"city": "Oslo"})]}
+    asked = [{"role": "user", "content": "Weather?"}, calls]
+    answered = [*asked, {"role": "tool", "tool_call_id": "c1", "content": "3 °C"}]
+    last = _renders_alike(inference, text, tokens, asked)
+    assert '"id"' not in last
+    written = _renders_alike(inference, text, tokens, answered, prompt=True)
+    assert '"arguments": {"city": "Oslo"}, "id": "c1"}' in written
+    assert inference.format is not None
+    read = inference.format.parse(
+        '\n<tool_calls>[{"name": "get_weather", "arguments": {"city": "Oslo"}}]</tool_calls>'
+        "\n<|end|>",
+        tools=[WEATHER],
+    ).message
+    assert read["tool_calls"][0]["function"]["name"] == "get_weather"

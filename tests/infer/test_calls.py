@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from pawlette.declare import JsonCallList, JsonCalls, XmlCalls, fence
 from pawlette.infer import infer_template
 from pawlette.infer.template import TemplateRunner
@@ -194,3 +196,36 @@ def test_a_json_array_of_calls_in_another_key_order_and_spacing_is_derived() -> 
     )
     statuses = {item.name: item.status for item in inference.capabilities}
     assert statuses["tool calls"] == statuses["parallel tool calls"] == "derived"
+
+
+@pytest.mark.parametrize("name", ["GigaChat3-10B-A1.8B", "GigaChat3.1-10B-A1.8B"])
+def test_a_turn_whose_calls_after_the_first_the_template_drops_is_derived(name: str) -> None:
+    """GigaChat 3 writes a turn of two calls as the turn of its first call alone: declared
+    so (``first_only``), the second call a recorded loss, verified with parallel calls."""
+    template = corpus_template(name)
+    tokens = {"bos_token": str(template.bos_token), "eos_token": str(template.eos_token)}
+    inference = infer_template(template.text, **tokens)
+    fmt, layout = inference.format, inference.layout
+    assert fmt is not None and layout is not None, inference.describe()
+    statuses = {item.name: item.status for item in inference.capabilities}
+    assert statuses["parallel tool calls"] == "dropped"
+    assert statuses["tool calls"] == statuses["tool results"] == "derived"
+    (calls,) = [concept for concept in layout.concepts if isinstance(concept, JsonCalls)]
+    assert calls.first_only and not calls.parallel
+    tools = [
+        {
+            "type": "function",
+            "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {}}},
+        }
+    ]
+    both = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [_call(1, {"x": 1}), _call(2, {"x": 2})],
+    }
+    messages = [{"role": "user", "content": "Hi"}, both]
+    theirs = TemplateRunner(template.text, tokens).render(messages, tools).text
+    assert theirs is not None and '"x": 1' in theirs and '"x": 2' not in theirs
+    rendering = fmt.render({"messages": messages, "tools": tools})
+    assert rendering.text == theirs
+    assert rendering.losses == ("messages[1].tool_calls: calls after the first not written",)

@@ -8,6 +8,7 @@ import itertools
 
 import pytest
 
+from pawlette.declare import Layout, Reasoning, layout_of
 from pawlette.errors import RequestError
 from pawlette.infer import Inference, infer_template
 from pawlette.infer.conversations import Features, generate
@@ -93,6 +94,44 @@ def test_deepseek_v31_writes_an_answer_after_an_answer_as_its_template_does() ->
         completion = variant.parse("two<｜end▁of▁sentence｜>", prompt=prompt).message
         assert completion["content"] == "two"
         assert not completion.get("reasoning_content")
+
+
+def test_deepseek_v32_writes_its_reasoning_only_in_a_turn_it_opens() -> None:
+    """DeepSeek V3.2 writes ``<｜Assistant｜></think>`` only in a turn it opens, after a query
+    or results: an answer after an answer, or before any query, has neither opener nor the
+    reasoning's stand-in.  The declaration writes the reasoning after those roles alone
+    (``Reasoning.after``), and both are derived."""
+    template = corpus_template("deepseek-ai-DeepSeek-V3.2")
+    tokens = {"bos_token": template.bos_token, "eos_token": template.eos_token}
+    inference = infer_template(template.text, **tokens)
+    fmt = inference.format
+    assert fmt is not None, inference.describe()
+    assert _status(inference) == "derived; an assistant turn after another opens with ''"
+    assert _status(inference, "leading assistant messages") == (
+        "derived; written as an assistant turn, opened with '' at the start, opened with '' "
+        "after a system message"
+    )
+    layout = layout_of(fmt.with_options(thinking=False))
+    assert isinstance(layout, Layout)
+    reasoning = layout.concept(Reasoning)
+    assert reasoning is not None and reasoning.after == ("user", "tool")
+    original = TemplateRunner(template.text, tokens)
+    greeted = [
+        {"role": "system", "content": "Be brief."},
+        {"role": "assistant", "content": "Hello!"},
+        *ANSWERS,
+    ]
+    for messages in (ANSWERS, greeted, greeted[1:]):
+        theirs = original.render(messages).text
+        assert theirs is not None
+        assert fmt.render(messages).text == theirs
+    # Before any query, the greeting is written right after the system text.
+    assert "Be brief.Hello!<｜end▁of▁sentence｜><｜User｜>" in str(original.render(greeted).text)
+    theirs = original.render(ANSWERS).text
+    assert theirs is not None
+    assert theirs.endswith(
+        "<｜Assistant｜></think>one<｜end▁of▁sentence｜>" + "two<｜end▁of▁sentence｜>"
+    )
 
 
 def test_an_answer_after_an_answer_written_as_a_turn_of_its_own_is_derived() -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from pawlette.declare import NoPromptAfter
 from pawlette.errors import RequestError
 from pawlette.export.jinja import export_jinja
 from pawlette.infer import Inference, infer_template
@@ -342,19 +343,60 @@ def test_no_prompt_after_an_answer_in_real_templates_is_derived(name: str) -> No
     theirs = runner.render(ANSWERED, add_generation_prompt=True).text
     assert theirs == runner.render(ANSWERED).text
     assert fmt.render(ANSWERED, add_generation_prompt=True).text == theirs
-
-
-def test_hy3_prompt_after_an_answer_stays_not_derived_saying_why() -> None:
-    """Hy3 writes nothing after an answer, where its prompt after a query writes an empty
-    reasoning block: the reasoning's prompt cannot be left out there, so the declaration
-    refuses it."""
-    inference, _ = _corpus_inference("tencent-Hy3")
-    assert _found(inference, PROMPTED) == (
-        "not derived; the template writes nothing after an answer with the generation "
-        "prompt, which does not end with what the reasoning writes in every generation "
-        "prompt (needs concept: a generation prompt after an answer without the reasoning's)"
+    assert inference.layout is not None
+    assert any(
+        isinstance(item, NoPromptAfter) and "assistant" in item.roles
+        for item in inference.layout.concepts
     )
+
+
+@pytest.mark.parametrize("name", ["tencent-Hy3", "deepseek-ai-DeepSeek-V3.2"])
+def test_no_prompt_after_an_answer_is_derived_where_the_reasoning_opens_every_other(
+    name: str,
+) -> None:
+    """Hy3 and DeepSeek V3.2 write nothing after an answer, not even the reasoning's part of
+    the prompt they write after a query: the declaration writes no prompt there
+    (NoPromptAfter) and the prompt after a query as before."""
+    inference, runner = _corpus_inference(name)
+    assert _found(inference, PROMPTED) == (
+        "derived; the template writes no generation prompt after an answer: the model goes "
+        "on after the answer's end"
+    )
+    assert inference.layout is not None
+    (declared,) = [item for item in inference.layout.concepts if isinstance(item, NoPromptAfter)]
+    assert declared.roles == ("assistant",)
     fmt = inference.format
     assert fmt is not None
-    with pytest.raises(RequestError, match="generation prompt after an answer"):
-        fmt.render(ANSWERED, add_generation_prompt=True)
+    theirs = runner.render(ANSWERED, add_generation_prompt=True).text
+    assert theirs is not None and theirs == runner.render(ANSWERED).text
+    assert fmt.render(ANSWERED, add_generation_prompt=True).text == theirs
+    asked = ANSWERED[:1]
+    prompt = runner.render(asked, add_generation_prompt=True).text
+    assert prompt != runner.render(asked).text
+    assert fmt.render(asked, add_generation_prompt=True).text == prompt
+
+
+@pytest.mark.parametrize(
+    "name", ["ibm-granite-granite-3.3-2B-Instruct", "GigaChat3-10B-A1.8B", "GigaChat3.1-10B-A1.8B"]
+)
+def test_a_greeting_after_a_system_text_no_prompt_follows_is_derived(name: str) -> None:
+    """Granite 3.3 and GigaChat 3 write no generation prompt after a system message alone
+    (their loop, which writes it, runs over the messages after it): the declaration says so
+    (NoPromptAfter's system_alone), and a greeting the model writes after the system text,
+    its own opener first, reads back as the template's assistant turn."""
+    inference, runner = _corpus_inference(name)
+    assert _found(inference, LEADING).startswith("derived; written as an assistant turn")
+    assert inference.layout is not None
+    (declared,) = [item for item in inference.layout.concepts if isinstance(item, NoPromptAfter)]
+    assert declared.system_alone
+    fmt = inference.format
+    assert fmt is not None
+    system = GREETING[:1]
+    theirs = runner.render(system, add_generation_prompt=True).text
+    assert theirs is not None and theirs == runner.render(system).text
+    assert fmt.render(system, add_generation_prompt=True).text == theirs
+    greeted = runner.render(GREETING[:2]).text
+    assert greeted is not None and greeted.startswith(theirs)
+    assert fmt.render(GREETING[:2]).text == greeted
+    turn = fmt.parse(greeted[len(theirs) :], prompt=theirs).message
+    assert turn["content"] == GREETING[1]["content"]

@@ -2,7 +2,8 @@
 writes (:mod:`pawlette.infer.family_calls`, :mod:`pawlette.infer.family_results`), on Kimi
 K3's template: its tagged calls after the response channel's close, the turn then ending with
 the message's close alone, and its results named and numbered per run; on Apertus' calls
-keyed by name, Kimi K2's labelled calls and Gemma 4's results inside the model turn; and
+keyed by name, Kimi K2's labelled calls, MiniMax-M3's tags named by their keys and Gemma 4's
+results inside the model turn; and
 Reka Edge's run-on calls, which no concept inference declares."""
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pawlette.formats.apertus.calls import NameKeyedCalls
 from pawlette.formats.gemma4.concepts import GemmaResults
 from pawlette.formats.kimi.concepts import LabelledCalls
 from pawlette.formats.kimi.k3 import NamedResults, TaggedCalls
+from pawlette.formats.minimax_m2.tags import TagCalls
 from pawlette.infer import Inference, infer_template
 from pawlette.infer.template import TemplateRunner
 
@@ -174,6 +176,23 @@ def test_kimi_k2_calls_are_labelled_and_numbered_per_turn() -> None:
     assert statuses["tool calls"] == statuses["parallel tool calls"] == "derived"
     completion = _written_turn_of_two_calls("moonshotai-Kimi-K2")
     assert "functions.get_time:1<|tool_call_argument_begin|>" in completion
+    _parses_back(inference, completion)
+
+
+def test_minimax_m3_calls_are_tags_named_by_their_keys() -> None:
+    """MiniMax-M3 writes each argument as a tag named by its key (``<city>Paris</city>``,
+    the key written twice): declared as the family's tag calls, and the results after them
+    derived too."""
+    inference = _inferred("MiniMax-M3")
+    assert inference.verification is not None and inference.verification.passed
+    assert inference.layout is not None
+    (calls,) = [item for item in inference.layout.concepts if isinstance(item, TagCalls)]
+    assert text_of(calls.section_open) == "]<]minimax[>[<tool_call>\n"
+    statuses = {item.name: item.status for item in inference.capabilities}
+    assert statuses["tools"] == statuses["tool calls"] == statuses["tool results"] == "derived"
+    assert statuses["parallel tool calls"] == "derived"
+    completion = _written_turn_of_two_calls("MiniMax-M3")
+    assert "]<]minimax[>[<city>Paris]<]minimax[>[</city>" in completion
     _parses_back(inference, completion)
 
 

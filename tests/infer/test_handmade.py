@@ -7,8 +7,10 @@ from __future__ import annotations
 import datetime
 import json
 
+from pawlette.declare import NoPromptAfter
 from pawlette.detect import detect_template
 from pawlette.infer import infer_template
+from pawlette.infer.template import TemplateRunner
 
 from ..support.template_corpus import corpus_template
 
@@ -178,3 +180,41 @@ def test_a_laguna_template_whose_prompt_closes_reasoning_before_its_newline() ->
     assert inference.format is not None
     completion = "\nThe answer is 4.\n</assistant>"
     assert inference.format.parse(completion).message["content"] == "The answer is 4."
+
+
+def test_a_template_that_writes_no_prompt_after_results() -> None:
+    """The R1 Llama distill's template, each batch of results opened alike: it writes no
+    generation prompt after results, not even the ``<think>`` its prompt after a query opens,
+    and the answer after them opens with nothing.  The declaration writes none there
+    (NoPromptAfter), and the results are derived."""
+    original = corpus_template("deepseek-ai-DeepSeek-R1-Distill-Llama-8B")
+    # (Its own opens only the conversation's first batch with <｜tool▁outputs▁begin｜>.)
+    template = original.text.replace(
+        "{%- if ns.is_output_first -%}", "{%- if messages[loop.index0 - 1].role != 'tool' -%}"
+    )
+    assert template != original.text
+    inference = infer_template(template, bos_token=original.bos_token, eos_token=original.eos_token)
+    fmt = inference.format
+    assert fmt is not None, inference.describe()
+    statuses = {item.name: item.status for item in inference.capabilities}
+    assert statuses["tool results"] == "derived", inference.describe()
+    assert inference.layout is not None
+    assert NoPromptAfter(roles=("tool",)) in inference.layout.concepts
+    runner = TemplateRunner(
+        template, {"bos_token": original.bos_token, "eos_token": original.eos_token}
+    )
+    answered = [
+        {"role": "user", "content": "Weather?"},
+        {"role": "assistant", "content": "", "tool_calls": []},
+        {"role": "tool", "content": "18°C"},
+    ]
+    theirs = runner.render(answered, add_generation_prompt=True).text
+    assert theirs is not None and theirs == runner.render(answered).text
+    assert fmt.render(answered, add_generation_prompt=True).text == theirs
+    asked = answered[:1]
+    prompt = runner.render(asked, add_generation_prompt=True).text
+    assert prompt is not None and prompt.endswith("<think>\n")
+    assert fmt.render(asked, add_generation_prompt=True).text == prompt
+    assert fmt.parse("It is 18°C.<｜end▁of▁sentence｜>", prompt=theirs).message["content"] == (
+        "It is 18°C."
+    )

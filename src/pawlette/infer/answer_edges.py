@@ -39,6 +39,25 @@ def derive_answer_edges(probe: Probe, draft: Draft) -> None:
         _leading(probe, draft)
     if not draft.skip(PROMPTED):
         _prompted(probe, draft)
+    _system_alone(probe, draft)
+
+
+def _system_alone(probe: Probe, draft: Draft) -> None:
+    """Whether the template writes no generation prompt after a system message alone,
+    though it writes one after a user message (Granite 3.3 and GigaChat 3 write it in their
+    message loop, which runs over the messages after the system one): a greeting after the
+    system text is then read with the opener the model writes itself.  Verified on a
+    conversation of a system message alone."""
+    if "system" not in draft.frames:
+        return
+    system = [message("system", probe.sentinel("s", 1))]
+    query = [message("user", probe.sentinel("u", 1))]
+    plain, prompted = probe.render(system), probe.render(system, prompt=True)
+    if plain is None or prompted != plain or plain.count(probe.sentinel("s", 1)) != 1:
+        return
+    if probe.render(query, prompt=True) == probe.render(query):
+        return  # (no prompt anywhere: nothing particular to the system message)
+    draft.unprompted_system_alone = True
 
 
 def _leading(probe: Probe, draft: Draft) -> None:
@@ -128,7 +147,7 @@ def _leading_openers(probe: Probe, draft: Draft) -> dict[str, str]:
             or greeted[greeted.find(a1) :] != answered[answered.find(a1) :]
         ):
             continue
-        opener = bare_opener(draft, written[len(head) :])
+        opener = bare_opener(draft, written[len(head) :], role)
         if opener is None or opener == assistant.open_after.get(role, assistant.open):
             continue
         found[role] = opener
@@ -152,10 +171,15 @@ def _leading_openers(probe: Probe, draft: Draft) -> dict[str, str]:
     return found
 
 
-def bare_opener(draft: Draft, written: str) -> str | None:
+def bare_opener(draft: Draft, written: str, previous: str | None = None) -> str | None:
     """The assistant's opener where ``written`` opens its turn: less what the concepts write
     there (a reasoning stand-in, an answer's open fence, the lead before its text); None:
-    ``written`` does not end with them."""
+    ``written`` does not end with them.
+
+    ``previous``: the role of the turn before (``"start"``: none).  Where ``written`` holds no
+    reasoning stand-in, though the template writes one after a query, the turn is one the
+    template writes without its reasoning (DeepSeek V3.2 writes the stand-in only in a turn it
+    opens): recorded in the draft (:attr:`Draft.unreasoned`), and the opener is the rest."""
     answer_open = absent = lead = ""
     for concept in draft.concepts:
         if isinstance(concept, Trimmed) and "assistant" in concept.roles:
@@ -164,10 +188,15 @@ def bare_opener(draft: Draft, written: str) -> str | None:
             answer_open = text_of(concept.open)
         elif isinstance(concept, Reasoning):
             absent = text_of(concept.absent)
-    for written_there in (lead, answer_open, absent):
+    for written_there in (lead, answer_open):
         if not written.endswith(written_there):
             return None
         written = written[: len(written) - len(written_there)]
+    if written.endswith(absent):
+        return written[: len(written) - len(absent)]
+    if previous is None:
+        return None
+    draft.unreasoned.add(previous)
     return written
 
 
@@ -222,6 +251,17 @@ def _prompted(probe: Probe, draft: Draft) -> None:
         )
         return
     written = prompted[len(plain) :]
+    if not written:
+        # No prompt at all, not even the reasoning's (Hy3, DeepSeek V3.2, Reka Edge, GigaChat
+        # 3, Apriel): the render asked for one there is the render without.  Verified.
+        draft.unprompted("assistant")
+        draft.capability(
+            PROMPTED,
+            "derived",
+            "the template writes no generation prompt after an answer: the model goes on "
+            "after the answer's end",
+        )
+        return
     prompt = frame_prompt(draft, written)
     if prompt is None:
         draft.capability(

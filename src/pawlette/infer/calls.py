@@ -449,6 +449,7 @@ def _json_calls(
             "calls are written as one JSON list (needs concept: calls as a JSON list)"
         )
     lined: str | None = None
+    first_only = False
     if pair is None:
         parallel = False
         draft.capability(
@@ -460,8 +461,14 @@ def _json_calls(
         at = pair.find(second)
         object_start = pair.rfind("{", 0, pair.rfind('"zq_beta"'))
         if at < 0 or object_start < 0:
+            # A turn of two calls written as the turn of the first alone (GigaChat 3): the
+            # others are a recorded loss.
+            first_only = pair == one
             draft.capability(
-                "parallel tool calls", "not derived", "the template writes only the first call"
+                "parallel tool calls",
+                "dropped" if first_only else "not derived",
+                "the template writes only the first call"
+                + (" (the others' loss is recorded)" if first_only else ""),
             )
             parallel, separator = False, ""
         else:
@@ -525,6 +532,7 @@ def _json_calls(
             arguments_key=arguments_key,
             id_key=id_key,
             parallel=parallel,
+            first_only=first_only,
             with_content=content == "written",
             drops_content=content == "dropped",
             drops_calls=content == "replaces_calls",

@@ -102,7 +102,7 @@ def _opener(draft: Draft, base: str, written: str, a1: str, a2: str) -> str | No
     close = answer_close + assistant.end + assistant.after
     if not between.startswith(close):
         return None
-    return bare_opener(draft, between[len(close) :])
+    return bare_opener(draft, between[len(close) :], "assistant")
 
 
 def _prompt_after_answer(probe: Probe, draft: Draft, u1: str, a1: str) -> None:

@@ -5,7 +5,8 @@ declaration says it writes (:class:`Features`): system messages first and later,
 queries (some in a row), answers (some in a row, some before any query), tools, calls
 (parallel, with text, without arguments, nested arguments), results (text and JSON),
 reasoning before and after the last query, and text of every kind (plain, non-ASCII,
-Markdown, quotes and backslashes, edge whitespace, empty).  Each is rendered with the
+Markdown, quotes and backslashes, edge whitespace, empty); and, where the declaration says the
+template writes no generation prompt after it, a system message alone.  Each is rendered with the
 generation prompt when it awaits the model, and without; a few that end with an answer are
 rendered with the generation prompt too (:attr:`Sample.prompts`).  The same seed gives the
 same conversations on every machine.
@@ -158,6 +159,9 @@ class Features:
     generation prompt too (every seventh, counted from the second: their number picks them)."""
     answer_avoid: tuple[str, ...] = ()
     """Text an assistant's answer may not hold: the plain text that ends its turn."""
+    system_alone: bool = False
+    """One more conversation is a system message alone (rendered with the generation prompt
+    and without): where the declaration says the template writes no prompt after it."""
 
 
 @dataclass(frozen=True)
@@ -345,4 +349,10 @@ def generate(
 ) -> list[Sample]:
     """``count`` conversations (see the module docstring)."""
     avoid = tuple(avoid)
-    return [_conversation(number, seed, features, avoid) for number in range(count)]
+    samples = [_conversation(number, seed, features, avoid) for number in range(count)]
+    if features.system_alone:
+        maker = _Maker(f"system alone {seed}", features, avoid)
+        maker.kinds.update(("system", "ends-system"))
+        alone = [{"role": "system", "content": maker.text("system")}]
+        samples.append(Sample({"messages": alone}, frozenset(maker.kinds)))
+    return samples

@@ -127,6 +127,7 @@ def _features(draft: Draft) -> Features:
         leading_answer=draft.status(LEADING) not in ("refused", "not derived"),
         prompt_after_answer=draft.status(PROMPTED) not in ("refused", "not derived"),
         answer_avoid=plain_ends(draft),
+        system_alone=draft.unprompted_system_alone,
     )
 
 

@@ -8,11 +8,21 @@ reasoning, fields the template drops); :meth:`Draft.layout` turns it into a
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ..declare import Alternation, ConversationEnd, Frame, Layout, Marker, PromptAlways
+from ..declare import (
+    Alternation,
+    ConversationEnd,
+    Frame,
+    Layout,
+    Marker,
+    NoPromptAfter,
+    PromptAlways,
+    Reasoning,
+)
 from ..declare.concept import Concept
 from ..declare.pieces import Fence
 from ..errors import FormatError
@@ -129,6 +139,25 @@ class Draft:
     model writes), when the prompt stops short of the opener."""
     unended: Unended | None = None
     """An answer with no text written with no end (see :class:`Unended`)."""
+    unreasoned: set[str] = field(default_factory=set)
+    """The roles of the turn before (``"start"``: none) after which the template writes an
+    answer without the reasoning's block or stand-in (:class:`~pawlette.declare.Reasoning`'s
+    ``after`` is every other role)."""
+    unprompted_after: list[str] = field(default_factory=list)
+    """The roles after a last message of which the template writes no generation prompt,
+    though asked for one (:class:`~pawlette.declare.NoPromptAfter`'s ``roles``)."""
+    unprompted_system_alone: bool = False
+    """The template writes no generation prompt after a conversation of one system message
+    (:class:`~pawlette.declare.NoPromptAfter`'s ``system_alone``)."""
+
+    def unprompted(self, role: str) -> None:
+        """Record that the template writes no generation prompt after a last ``role``
+        message: the frame's prompt there is never written, so it is dropped."""
+        if role not in self.unprompted_after:
+            self.unprompted_after.append(role)
+        assistant = self.frames.get("assistant")
+        if assistant is not None:
+            assistant.prompt_after.pop(role, None)
 
     def capability(self, name: str, status: Status, detail: str = "") -> None:
         self.capabilities = [item for item in self.capabilities if item.name != name]
@@ -181,12 +210,22 @@ class Draft:
             )
         }
 
+    def _reasoned(self, concept: Concept) -> Concept:
+        """``concept`` with the roles after which the reasoning is written, where it is a
+        :class:`~pawlette.declare.Reasoning` written after some of them only."""
+        if not isinstance(concept, Reasoning):
+            return concept
+        after = tuple(role for role in ("start", *self.frames) if role not in self.unreasoned)
+        return dataclasses.replace(concept, after=after)
+
     def layout(self, name: str, summary: str) -> Layout:
         concepts: list[Concept] = []
         refused = self.refused()
         if refused:
             concepts.append(Underived(tuple(sorted(refused.items()))))
         concepts += self.concepts
+        if self.unreasoned:
+            concepts = [self._reasoned(concept) for concept in concepts]
         if self.last_extra_before:
             raise FormatError(
                 f"{name}: the last assistant turn opens {self.last_extra!r} before "
@@ -203,6 +242,13 @@ class Draft:
             concepts.append(ConversationEnd(marker))
         if self.prompt_always:
             concepts.append(PromptAlways())
+        if self.unprompted_after or self.unprompted_system_alone:
+            concepts.append(
+                NoPromptAfter(
+                    roles=tuple(sorted(self.unprompted_after)),
+                    system_alone=self.unprompted_system_alone,
+                )
+            )
         if self.unended is not None:
             from .empty_texts import unended_concepts
 

@@ -8,6 +8,9 @@ argument typed by its value, numbered per turn (no generic concept numbers calls
 Apertus' ``[{"NAME": ARGUMENTS}, ...]`` is another: read as named calls, the arguments would
 end at their own ``}``.  Kimi K2's ``functions.NAME:N`` labels, N counting the turn's calls,
 are a third: generic named calls would keep the ``:0`` of the first call as literal text.
+MiniMax-M3's ``<invoke name="NAME">`` with a tag named by each argument's key (``<city>Paris
+</city>``, objects and arrays nested as tags) is a fourth: a key is written twice, in its open
+and close tags, which no generic concept writes.
 """
 
 from __future__ import annotations
@@ -28,6 +31,8 @@ from ..formats.kimi import CALL as KIMI_CALL
 from ..formats.kimi import CALL_END as KIMI_CALL_END
 from ..formats.kimi.concepts import CallLabel, LabelledCalls
 from ..formats.kimi.k3 import TaggedCalls
+from ..formats.minimax_m2 import NS as MINIMAX_NS
+from ..formats.minimax_m2.tags import TagCalls
 from .draft import Draft
 
 __all__ = ["derive_family_calls"]
@@ -56,6 +61,20 @@ def _gemma_calls(section_open: Fence, section_close: Fence) -> Concept:
     )
 
 
+def _key_tags(section_open: Fence, section_close: Fence) -> Concept:
+    return TagCalls(
+        open=fence(MINIMAX_NS, '<invoke name="'),
+        name_close=fence('">'),
+        key_open=fence(MINIMAX_NS, "<"),
+        key_close=fence(">"),
+        value_close=fence(MINIMAX_NS, "</"),
+        close=fence(MINIMAX_NS, "</invoke>\n"),
+        section_open=section_open,
+        section_close=section_close,
+        tag=fence(MINIMAX_NS),
+    )
+
+
 def _labelled_calls(section_open: Fence, section_close: Fence) -> Concept:
     return LabelledCalls(
         section_open=section_open,
@@ -78,6 +97,7 @@ CANDIDATES: tuple[Candidate, ...] = (
         lambda section_open, section_close: NameKeyedCalls(open=section_open, close=section_close),
     ),
     Candidate("calls labelled functions.NAME:N, numbered per turn (Kimi K2)", _labelled_calls),
+    Candidate("a tag named by each key, nested for objects and arrays (MiniMax-M3)", _key_tags),
 )
 """The families' calls concepts inference tries."""
 

@@ -28,6 +28,7 @@ from ..declare import (
     UnwrittenResults,
 )
 from ..declare.pieces import text_of
+from .answered_ids import ids_once_answered
 from .atoms import Tokens, common_prefix, common_suffix, excerpt
 from .calls import ALPHA, BETA, text_lead
 from .draft import Draft, FrameText
@@ -87,9 +88,9 @@ def _derive(probe: Probe, draft: Draft) -> None:
     calls_two = message("assistant", None, tool_calls=[first, second])
     result_one = message("tool", "Zt1q", tool_call_id="Zi1qabcde")
     result_two = message("tool", "Zt2q", tool_call_id="Zi2qabcde")
-    written = _added(probe, [user, calls_one], [result_one])
+    written = _added(probe, draft, [user, calls_one], [result_one])
     if "Zt1q" not in written:
-        if not written and not _added(probe, [user, calls_two], [result_one, result_two]):
+        if not written and not _added(probe, draft, [user, calls_two], [result_one, result_two]):
             # No tool role (Phi-3.5's, RWKV World's): each result is a recorded loss, and
             # the answer after results opens as after any turn.
             draft.concepts.append(UnwrittenResults())
@@ -101,7 +102,7 @@ def _derive(probe: Probe, draft: Draft) -> None:
             "the template does not write a result's text: after the calls it writes "
             f"{excerpt(probe.tokens, written, 80)} for one"
         )
-    if written and _as_user(probe, written, [user, calls_one], [user, calls_two]):
+    if written and _as_user(probe, draft, written, [user, calls_one], [user, calls_two]):
         # Written as the template writes a user message (SmolLM3's, which has no tool
         # role): declared so, each result a recorded loss that reads back as a user message.
         draft.concepts.append(ResultsAsUser())
@@ -124,7 +125,7 @@ def _derive(probe: Probe, draft: Draft) -> None:
         raise Underivable(
             "the template writes the tool's name with its result (needs concept: named results)"
         )
-    json_text = _json_text(probe, [user, calls_one], before, after)
+    json_text = _json_text(probe, draft, [user, calls_one], before, after)
     if json_text:  # (the quotes are the text's, not the turn's)
         before, after = before[:-1], after[1:]
     id_after: str | None = None
@@ -147,7 +148,7 @@ def _derive(probe: Probe, draft: Draft) -> None:
         # A template writing one call a turn (Llama 3.x's): two results after it tell how
         # results follow each other.
         calls_two = calls_one
-    added = _added(probe, [user, calls_two], [result_one, result_two])
+    added = _added(probe, draft, [user, calls_two], [result_one, result_two])
     if id_after is not None:
         added = added.replace(id_after + "Zi1qabcde", "").replace(id_after + "Zi2qabcde", "")
     if name_close is not None:
@@ -273,18 +274,20 @@ def _numbered(draft: Draft) -> bool:
     )
 
 
-def _json_text(probe: Probe, before_results: list[dict[str, Any]], before: str, after: str) -> bool:
+def _json_text(
+    probe: Probe, draft: Draft, before_results: list[dict[str, Any]], before: str, after: str
+) -> bool:
     """Whether a result's text is written as a JSON string (quoted, its quote escaped:
     Llama 3.x's templates write every text result with ``tojson``)."""
     if not (before.endswith('"') and after.startswith('"')):
         return False
     quoted = message("tool", 'Zt1q"\\', tool_call_id="Zi1qabcde")
-    written = _added(probe, before_results, [quoted])
+    written = _added(probe, draft, before_results, [quoted])
     return json.dumps('Zt1q"\\', ensure_ascii=False) in written
 
 
 def _as_user(
-    probe: Probe, written: str, one: list[dict[str, Any]], two: list[dict[str, Any]]
+    probe: Probe, draft: Draft, written: str, one: list[dict[str, Any]], two: list[dict[str, Any]]
 ) -> bool:
     """Whether one result after the turn of ``one`` call (``written``), and two after the
     turn of ``two``, are written as user messages of the same texts would be."""
@@ -292,9 +295,9 @@ def _as_user(
     second = message("tool", "Zt2q", tool_call_id="Zi2qabcde")
     users = [message("user", "Zt1q"), message("user", "Zt2q")]
     try:
-        return written == _added(probe, one, users[:1]) and _added(
-            probe, two, [first, second]
-        ) == _added(probe, two, users)
+        return written == _added(probe, draft, one, users[:1]) and _added(
+            probe, draft, two, [first, second]
+        ) == _added(probe, draft, two, users)
     except Underivable:
         return False
 
@@ -321,7 +324,9 @@ def _blocks_after_last_query(
             )
 
 
-def _added(probe: Probe, before: list[dict[str, Any]], results: list[dict[str, Any]]) -> str:
+def _added(
+    probe: Probe, draft: Draft, before: list[dict[str, Any]], results: list[dict[str, Any]]
+) -> str:
     """What the results add after the turn of calls.  A template that writes the last turn
     differently (an empty reasoning block) may take something out of the calls' turn once it
     is no longer last: only such removals are allowed beside the results."""
@@ -336,6 +341,10 @@ def _added(probe: Probe, before: list[dict[str, Any]], results: list[dict[str, A
         moved_base, moved = base.replace(block, ""), written.replace(block, "")
         if moved.startswith(moved_base):
             return moved[len(moved_base) :]
+    # (Apriel's list writes each call's id once a result answers it.)
+    with_ids = ids_once_answered(draft, base, written, before)
+    if with_ids is not None:
+        return with_ids
     edits = insertions(probe.tokens, base, written)
     at_end = [edit for edit in edits if edit[0] == len(base) and not edit[1]]
     others = [edit for edit in edits if edit not in at_end]
@@ -380,7 +389,7 @@ def _after_results(probe: Probe, draft: Draft, messages: list[dict[str, Any]]) -
     assistant = draft.frames["assistant"]
     u2 = probe.sentinel("u", 2)
     # The answer is followed by a user message: a last turn may be written otherwise.
-    answered = _added(probe, messages, [message("assistant", "Za2q"), message("user", u2)])
+    answered = _added(probe, draft, messages, [message("assistant", "Za2q"), message("user", u2)])
     if "Za2q" not in answered:
         raise Underivable("the template does not write an answer after results")
     opening = answered[: answered.find("Za2q")]
@@ -440,7 +449,11 @@ def _prompt_after(
         previous, assistant.open_after.get(previous, assistant.open)
     )
     if prompt != expected + added:
-        if added and prompt.endswith(added):
+        if added and not prompt and not expected:
+            # No prompt at all after results, not even the reasoning's (the R1 Llama distill:
+            # the model answers right after them, as a past answer there opens with nothing).
+            draft.unprompted(previous)
+        elif added and prompt.endswith(added):
             assistant.prompt_after[previous] = prompt[: len(prompt) - len(added)]
         elif added:
             raise Underivable(

@@ -34,6 +34,7 @@ _DECLARE = (
     "Marker",
     "NamedCalls",
     "Names",
+    "NoPromptAfter",
     "Option",
     "PromptAlways",
     "Reasoning",
