@@ -458,3 +458,16 @@ def test_a_template_whose_callers_shape_messages_is_named_by_the_family_that_say
     assert (detection.name, detection.variant) == ("gemma:translate", "translate"), (
         detection.describe()
     )
+
+
+def test_a_token_the_template_never_reads_is_not_asked_for(tmp_path: Path) -> None:
+    """vLLM's ChatML template leaves the last message open when no generation prompt
+    follows and reads neither ``bos_token`` nor ``eos_token``: the families differ from it by
+    the ``<|im_end|>\\n`` they write last, and an eos_token in the directory would change
+    nothing, so none is asked for."""
+    template = (TEMPLATES / "chatml_open_last.jinja").read_text("utf-8")
+    detection = detect(model_directory(tmp_path, template), infer=False)
+    assert detection.format is None
+    said = next(line for line in detection.describe().splitlines() if "  chatml" in line)
+    assert "the same but for '<|im_end|>\\n', which the family writes last" in said
+    assert "missing" not in said and "eos_token" not in said, said
