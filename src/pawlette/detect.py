@@ -229,9 +229,7 @@ class Mismatch:
             f"vs {self.rendered[start : offset + 70]!r}"
         )
 
-    def hint(
-        self, given: Collection[str] = (), read: Collection[str] | None = None
-    ) -> str | None:
+    def hint(self, given: Collection[str] = (), read: Collection[str] | None = None) -> str | None:
         """What the difference says when it is only text one side writes before or after the
         other; where the family writes it and the directory gives no ``bos_token`` (first) or
         ``eos_token`` (last) that the template reads, the template wrote that token as
