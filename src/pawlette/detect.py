@@ -198,6 +198,10 @@ class Mismatch:
     """Probes the candidate rendered identically before this one."""
     template_refused: bool = False
     """The template refused the probe (``expected`` is ``<refused: its error>``)."""
+    undated: datetime.date | None = None
+    """The day the template's clock (``strftime_now``) read when the candidate writes no date
+    of its own: a day no declaration writes (None: the template reads no clock, or the
+    candidate gave its date)."""
 
     @property
     def likeness(self) -> float:
@@ -224,10 +228,18 @@ class Mismatch:
             min(len(expected), len(rendered)),
         )
         start = max(0, offset - 30)
-        return (
+        said = (
             f"at offset {offset}, template {self.expected[start : offset + 70]!r} "
             f"vs {self.rendered[start : offset + 70]!r}"
         )
+        if self.undated is not None and str(self.undated.year) in expected[start : offset + 70]:
+            # The date is the probe's, not the template's: say where it came from.
+            said += (
+                "; the template reads its clock (strftime_now) and the family has no date "
+                f"option, so the clock read {self.undated.isoformat()}, a day no declaration "
+                "writes"
+            )
+        return said
 
     def hint(self, given: Collection[str] = (), read: Collection[str] | None = None) -> str | None:
         """What the difference says when it is only text one side writes before or after the
@@ -621,7 +633,14 @@ def _declared(
                     expected.text if expected.text is not None else f"<refused: {expected.refusal}>"
                 )
                 mismatch = Mismatch(
-                    label, probe.name, shown, rendered, len(compared), expected.text is None
+                    label,
+                    probe.name,
+                    shown,
+                    rendered,
+                    len(compared),
+                    expected.text is None,
+                    # (the clock's day shown only where it differs: :meth:`Mismatch.where`)
+                    runner.today if runner.read_clock and runner.today == _UNDATED else None,
                 )
                 break
             compared.append(probe.name)
