@@ -458,3 +458,34 @@ def test_a_template_whose_callers_shape_messages_is_named_by_the_family_that_say
     assert (detection.name, detection.variant) == ("gemma:translate", "translate"), (
         detection.describe()
     )
+
+
+def test_a_token_the_template_never_reads_is_not_asked_for(tmp_path: Path) -> None:
+    """vLLM's ChatML template leaves the last message open when no generation prompt
+    follows and reads neither ``bos_token`` nor ``eos_token``: the families differ from it by
+    the ``<|im_end|>\\n`` they write last, and an eos_token in the directory would change
+    nothing, so none is asked for."""
+    template = (TEMPLATES / "chatml_open_last.jinja").read_text("utf-8")
+    detection = detect(model_directory(tmp_path, template), infer=False)
+    assert detection.format is None
+    said = next(line for line in detection.describe().splitlines() if "  chatml" in line)
+    assert "the same but for '<|im_end|>\\n', which the family writes last" in said
+    assert "missing" not in said and "eos_token" not in said, said
+
+
+def test_a_template_reading_its_clock_is_told_from_a_family_that_writes_no_date(
+    tmp_path: Path,
+) -> None:
+    """vLLM's Llama 3.1 JSON template writes the day ``strftime_now`` reads; Llama 3.1's
+    family writes a fixed date and has no date option, so the template's clock reads a day no
+    declaration writes.  The difference names that day for what it is, not as if the
+    template had written it of its own."""
+    template = (TEMPLATES / "llama3.1_json_tool.jinja").read_text("utf-8")
+    detection = detect(model_directory(tmp_path, template, "<|begin_of_text|>"), infer=False)
+    assert detection.format is None
+    lines = detection.describe().splitlines()
+    said = next(line for line in lines if line.startswith("  llama3: "))
+    assert "Today Date: 31 Dec 1999" in said
+    assert "the template reads its clock (strftime_now)" in said, said
+    dated = next(line for line in lines if line.startswith("  llama3:3.2: "))
+    assert "strftime_now" not in dated  # the variant writes a date: the clock reads it

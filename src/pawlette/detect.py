@@ -54,6 +54,7 @@ from .format import Format
 from .formats import formats, get_format
 from .infer import Inference, infer_template
 from .infer.own_turns import TurnDifference, TurnReport, own_turns
+from .infer.switches import read_variables
 from .infer.template import DEFAULT_TODAY, TemplateRunner
 
 __all__ = [
@@ -197,6 +198,10 @@ class Mismatch:
     """Probes the candidate rendered identically before this one."""
     template_refused: bool = False
     """The template refused the probe (``expected`` is ``<refused: its error>``)."""
+    undated: datetime.date | None = None
+    """The day the template's clock (``strftime_now``) read when the candidate writes no date
+    of its own: a day no declaration writes (None: the template reads no clock, or the
+    candidate gave its date)."""
 
     @property
     def likeness(self) -> float:
@@ -223,16 +228,26 @@ class Mismatch:
             min(len(expected), len(rendered)),
         )
         start = max(0, offset - 30)
-        return (
+        said = (
             f"at offset {offset}, template {self.expected[start : offset + 70]!r} "
             f"vs {self.rendered[start : offset + 70]!r}"
         )
+        if self.undated is not None and str(self.undated.year) in expected[start : offset + 70]:
+            # The date is the probe's, not the template's: say where it came from.
+            said += (
+                "; the template reads its clock (strftime_now) and the family has no date "
+                f"option, so the clock read {self.undated.isoformat()}, a day no declaration "
+                "writes"
+            )
+        return said
 
-    def hint(self, given: Collection[str] = ()) -> str | None:
+    def hint(self, given: Collection[str] = (), read: Collection[str] | None = None) -> str | None:
         """What the difference says when it is only text one side writes before or after the
         other; where the family writes it and the directory gives no ``bos_token`` (first) or
-        ``eos_token`` (last), the template wrote that token as nothing: the question says so.
-        ``given``: the tokens the directory gives (``"bos_token"``, ``"eos_token"``)."""
+        ``eos_token`` (last) that the template reads, the template wrote that token as
+        nothing: the question says so.  ``given``: the tokens the directory gives
+        (``"bos_token"``, ``"eos_token"``); ``read``: those the template reads (None: not
+        known, as if it read both)."""
         for longer, shorter, writer in (
             (self.rendered, self.expected, "the family"),
             (self.expected, self.rendered, "the template"),
@@ -247,8 +262,10 @@ class Mismatch:
             else:
                 continue
             said = f"the same but for {text!r}, which {writer} writes {end}"
-            if writer == "the family" and token not in given:
-                said += f" (is a {token} missing from the directory?)"
+            # A token the template never reads is no answer: giving it would change nothing.
+            if writer == "the family" and token not in given and (read is None or token in read):
+                article = "an" if token[0] in "aeiou" else "a"
+                said += f" (is {article} {token} missing from the directory?)"
             return said
         return None
 
@@ -312,6 +329,8 @@ class Detection:
     refused: tuple[str, ...] = ()
     given: frozenset[str] = frozenset()
     """The tokens the template was given (``"bos_token"``, ``"eos_token"``)."""
+    read: frozenset[str] | None = None
+    """The tokens the template reads (None: not known); a mismatch asks only for those."""
     probed: tuple[str, ...] = ()
     """The kinds of content (:data:`EVIDENCE`) the probes a declared family rendered
     identically held: a kind missing here was never compared."""
@@ -351,7 +370,7 @@ class Detection:
             )
         closest = sorted(self.mismatches, key=lambda item: (-item.agreed, -item.likeness))[:3]
         for mismatch in closest:
-            hint = mismatch.hint(self.given)
+            hint = mismatch.hint(self.given, self.read)
             lines.append(
                 f"  {mismatch.candidate}: first differs on probe {mismatch.probe!r}: "
                 + (hint if hint is not None else mismatch.where())
@@ -614,7 +633,14 @@ def _declared(
                     expected.text if expected.text is not None else f"<refused: {expected.refusal}>"
                 )
                 mismatch = Mismatch(
-                    label, probe.name, shown, rendered, len(compared), expected.text is None
+                    label,
+                    probe.name,
+                    shown,
+                    rendered,
+                    len(compared),
+                    expected.text is None,
+                    # (the clock's day shown only where it differs: :meth:`Mismatch.where`)
+                    runner.today if runner.read_clock and runner.today == _UNDATED else None,
                 )
                 break
             compared.append(probe.name)
@@ -701,12 +727,13 @@ def detect_template(
     runner = TemplateRunner(template, tokens, today=today or DEFAULT_TODAY)
     mismatches: list[Mismatch] = []
     supplied = frozenset(tokens)
+    read = frozenset(read_variables(runner)) & {"bos_token", "eos_token"}
     if declared:
         found, mismatches = _declared(runner, list(probes))
         if found is not None:
-            return dataclasses.replace(found, given=supplied)
+            return dataclasses.replace(found, given=supplied, read=read)
     if not infer:
-        return Detection(None, None, None, (), tuple(mismatches), given=supplied)
+        return Detection(None, None, None, (), tuple(mismatches), given=supplied, read=read)
     inference = infer_template(
         template,
         bos_token=bos_token,
@@ -723,6 +750,7 @@ def detect_template(
         tuple(mismatches),
         inference,
         given=supplied,
+        read=read,
     )
 
 
