@@ -29,13 +29,13 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ..engine.machine import Action, Grammar, GrammarBuilder, Parser, Reader, ReaderFactory
+from ..engine.machine import Action, Grammar, GrammarBuilder, Parser, ReaderFactory
 from ..engine.readers import ContentReader, ScaffoldReader
 from ..errors import FormatError
 from .concept import overrides
 from .layout import Layout
 from .pieces import Fence, text_of
-from .readers import BetweenCallsReader, Described, OpenedReader, PendingReader
+from .readers import BetweenCallsReader, Described, PendingReader, lead_dropped
 
 AFTER_CALL = "assistant.after_call"
 
@@ -375,7 +375,7 @@ class Table:
         for key, name in firsts.items():
             lead = self.after[key][1]
             if lead:  # (read past first: whitespace the pending turn holds is given to it)
-                self.reader(name, _lead_dropped(self.states[name].reader, lead))
+                self.reader(name, lead_dropped(self.states[name].reader, lead, "turn after layout"))
         for role, after in implicit.items():
             heads = [self.first_state[role]]
             heads += [firsts[(role, other)] for other in sorted(after) if (role, other) in firsts]
@@ -445,47 +445,10 @@ def _over(reader: ReaderFactory) -> ReaderFactory:
     return _TurnOver(reader.described_as, reader.make, **dict(reader.shown))
 
 
-def _lead_dropped(reader: ReaderFactory, lead: str) -> ReaderFactory:
-    """``reader`` that reads its turn's text without ``lead`` where it begins with it (the
-    layout after the turn before: :meth:`Table.begin_after`)."""
-    make: ReaderFactory = lambda parser: LeadDroppedReader(reader(parser), lead)  # noqa: E731
-    return Described("turn after layout", make, lead=lead, reader=reader)
-
-
-class LeadDroppedReader:
-    """Reads through ``inner``, the first text it is given without ``lead`` at its start."""
-
-    __slots__ = ("_inner", "_lead")
-    whole_kind = "lead dropped"  # see pawlette.engine.whole
-
-    def __init__(self, inner: Reader, lead: str) -> None:
-        self._inner = inner
-        self._lead = lead
-
-    def whole_lead(self) -> tuple[Reader, str]:
-        """The reader the text goes to and the lead dropped before it (the whole-text
-        reading's view of this one)."""
-        return self._inner, self._lead
-
-    def feed(self, text: str, offset: int) -> None:
-        lead = self._lead
-        if lead:
-            self._lead = ""
-            if text.startswith(lead):
-                text, offset = text[len(lead) :], offset + len(lead)
-                if not text:
-                    return
-        self._inner.feed(text, offset)
-
-    def close(self, marker: str | None, offset: int) -> None:
-        self._inner.close(marker, offset)
-
-
 def opened_reader(reader: ReaderFactory, ends: frozenset[str]) -> ReaderFactory:
     """The reader of a turn that may be only a generation prompt: ``reader``, the turn made
     real by what it reads (text, a call, a marker that closes it)."""
-    inner = _pending(reader, ends)
-    make: ReaderFactory = lambda parser: OpenedReader(parser, inner(parser))  # noqa: E731
+    make: ReaderFactory = lambda parser: PendingReader(parser, reader(parser), ends, True)  # noqa: E731
     return Described("turn or a generation prompt alone", make, ends=ends, reader=reader)
 
 
