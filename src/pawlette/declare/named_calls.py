@@ -189,14 +189,12 @@ class NamedCalls(SectionedCallConcept):
         self.section_rows(table, first, "call.arguments")
 
     def call_rows(self, table: Table) -> None:
+        arguments = table.spellings(self.loose, self.arguments_open)
         if self.id_open is not None:
             table.state("call.id", IdReader, "assistant", ends=True)
-            for spelling in table.spellings(self.loose, self.id_open):
-                table.on("call.name", spelling, "call.id")
-            for spelling in table.spellings(self.loose, self.arguments_open):
-                table.on("call.id", spelling, "call.arguments")
-        for spelling in table.spellings(self.loose, self.arguments_open):
-            table.on("call.name", spelling, "call.arguments")
+            table.on_each("call.name", table.spellings(self.loose, self.id_open), "call.id")
+            table.on_each("call.id", arguments, "call.arguments")
+        table.on_each("call.name", arguments, "call.arguments")
 
     # ------------------------------------------------------------------ the Jinja template
 

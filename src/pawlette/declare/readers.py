@@ -426,8 +426,6 @@ class CallReader(JsonCallReader):
     the text they return)."""
 
     whole_kind = "call"  # closed by a marker, as JsonCallReader (see pawlette.engine.whole)
-    _closes: frozenset[str] = frozenset()
-    _ends_turn = False
 
     def __init__(
         self,

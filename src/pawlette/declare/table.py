@@ -207,6 +207,11 @@ class Table:
         self.steps[(state, marker)] = (target, actions)
         self.sources[(state, marker)] = self.source
 
+    def on_each(self, state: str, markers: Iterable[str], target: str, *actions: Action) -> None:
+        """A row (:meth:`on`) on each of ``markers``."""
+        for marker in markers:
+            self.on(state, marker, target, *actions)
+
     def begin_after(self, role: str, previous: str, *, like: str, lead: str = "") -> None:
         """A turn of ``role`` that begins with no opener after a turn of ``previous`` begins
         in a state of its own, ``<role>.after_<previous>``, that reads as state ``like`` does
@@ -221,17 +226,14 @@ class Table:
         """Rows on each of ``spellings`` from every state a call may open in
         (:attr:`call_states`) to ``target``."""
         for state in tuple(self.call_states):
-            for spelling in sorted(spellings):
-                self.on(state, spelling, target)
+            self.on_each(state, sorted(spellings), target)
 
     def after_calls(self, state: str, closes: Iterable[str], reopen: Iterable[str] = ()) -> None:
         """``assistant.after_call`` (only whitespace, to the turn's end), reached from the
         calls' ``state`` on each of ``closes``; each of ``reopen`` leads back."""
         self.state(AFTER_CALL, BetweenCallsReader, "assistant", ends=True)
-        for spelling in closes:
-            self.on(state, spelling, AFTER_CALL)
-        for spelling in reopen:
-            self.on(AFTER_CALL, spelling, state)
+        self.on_each(state, closes, AFTER_CALL)
+        self.on_each(AFTER_CALL, reopen, state)
 
     def ends(self, role: str) -> list[str]:
         """The texts that end a turn of ``role`` (its frame's ``end`` and ``also_end``)."""
@@ -276,8 +278,7 @@ class Table:
             target = self.first_state.get(role)
             if target is None:
                 continue
-            for spelling in sorted(self.openers(role) - {""}):
-                self.on("outside", spelling, target, begin(role))
+            self.on_each("outside", sorted(self.openers(role) - {""}), target, begin(role))
             for other in self.layout.frames:
                 if role not in ("user", "assistant"):
                     break  # system text and results are placed by their concepts
@@ -370,8 +371,7 @@ class Table:
                 target = firsts.get((following[0], role), self.first_state[following[0]])
                 actions = (end, begin(following[0], pending=True))
             for state in self.states_of(role):
-                for spelling in self.ends(role):
-                    self.on(state, spelling, target, *actions)
+                self.on_each(state, self.ends(role), target, *actions)
         for key, name in firsts.items():
             lead = self.after[key][1]
             if lead:  # (read past first: whitespace the pending turn holds is given to it)
