@@ -130,7 +130,7 @@ class Table:
         self.opened: dict[str, frozenset[str]] = {}
         """States whose turn may be only a generation prompt (:class:`.PromptAlways`), with
         the turn's end spellings: once every concept has given its rows, the state's reader
-        makes the turn real when it reads anything (:func:`opened_reader`)."""
+        makes the turn real when it reads anything (:func:`pending_reader`)."""
         self.after: dict[tuple[str, str], tuple[str, str]] = {}
         """The turns that begin in a state of their own after a turn of a given role, where
         they begin with no opener: ``(role, previous)`` to the state they read like and the
@@ -301,7 +301,7 @@ class Table:
         self.source = "the frames' ends"
         firsts = self._first_states_after(implicit)
         for name, ends in self.opened.items():
-            self.reader(name, opened_reader(self.states[name].reader, ends))
+            self.reader(name, pending_reader(self.states[name].reader, ends, opened=True))
         if self.layout.begin:
             self.on("outside", self.text(self.layout.begin), self.begin_target, *self.begin_actions)
         elif self.begin_target != "outside":
@@ -383,7 +383,9 @@ class Table:
                 self._pending_first(role, head)
         for name in firsts.values():
             # (entered only when a turn ended: a completion's turn is over there)
-            self.reader(name, _over(self.states[name].reader))
+            made = self.states[name].reader
+            assert isinstance(made, Described)  # (as pending_reader makes it)
+            self.reader(name, _TurnOver(made.described_as, made.make, **dict(made.shown)))
 
     def _pending_first(self, role: str, head: str) -> None:
         """The first state ``head`` of a turn of ``role`` that may begin with no opener: what
@@ -402,7 +404,7 @@ class Table:
                 self.steps[(state, marker)] = (target, (confirm, *actions))
                 if within and target not in before_content:
                     kept.add(marker)
-        self.reader(head, _pending(self.states[head].reader, frozenset(kept)))
+        self.reader(head, pending_reader(self.states[head].reader, frozenset(kept)))
 
     def _open_ended(
         self, implicit: dict[str, set[str]], firsts: dict[tuple[str, str], str]
@@ -422,12 +424,16 @@ class Table:
                     self.steps.setdefault((name, marker), (target, (end, *actions)))
 
 
-def _pending(reader: ReaderFactory, ends: frozenset[str]) -> ReaderFactory:
-    """The reader of a turn's first state when the turn may not be there: what it reads
-    makes the message real (leading whitespace is held until then; whitespace that one of
-    ``ends`` closes was the turn's text)."""
-    make: ReaderFactory = lambda parser: PendingReader(parser, reader(parser), ends)  # noqa: E731
-    return Described("pending turn", make, ends=ends, reader=reader)
+def pending_reader(
+    reader: ReaderFactory, ends: frozenset[str], *, opened: bool = False
+) -> ReaderFactory:
+    """The reader of a turn's first state when the turn may not be there: ``reader``, the
+    message made real by what it reads (leading whitespace is held until then; whitespace
+    that one of ``ends`` closes was the turn's text).  ``opened``: a turn that may be only a
+    generation prompt, made real by any marker too (text, a call, a marker that closes it)."""
+    make: ReaderFactory = lambda parser: PendingReader(parser, reader(parser), ends, opened)  # noqa: E731
+    words = "turn or a generation prompt alone" if opened else "pending turn"
+    return Described(words, make, ends=ends, reader=reader)
 
 
 class _TurnOver(Described):
@@ -436,20 +442,6 @@ class _TurnOver(Described):
 
     __slots__ = ()
     scaffold = True
-
-
-def _over(reader: ReaderFactory) -> ReaderFactory:
-    """``reader`` (a :class:`Described` one, as :func:`_pending` makes) in a state a
-    completion's turn is over in (:class:`_TurnOver`)."""
-    assert isinstance(reader, Described)
-    return _TurnOver(reader.described_as, reader.make, **dict(reader.shown))
-
-
-def opened_reader(reader: ReaderFactory, ends: frozenset[str]) -> ReaderFactory:
-    """The reader of a turn that may be only a generation prompt: ``reader``, the turn made
-    real by what it reads (text, a call, a marker that closes it)."""
-    make: ReaderFactory = lambda parser: PendingReader(parser, reader(parser), ends, True)  # noqa: E731
-    return Described("turn or a generation prompt alone", make, ends=ends, reader=reader)
 
 
 def compile_table(layout: Layout) -> Grammar:
