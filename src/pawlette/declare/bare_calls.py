@@ -143,8 +143,21 @@ class BareCallReader:
             finally:
                 parser.entered_by = entered
         elif self._after is not None:
-            self._report_call_after_text(self._after.take())
+            text = self._after.take()
             self._after = None
+            for start in [index for index, character in enumerate(text) if character == "{"][:20]:
+                try:
+                    value, _ = DECODER.raw_decode(text, start)
+                except ValueError:
+                    continue
+                if _is_call(value, self._envelope, self._optional):
+                    self._parser.malformed(
+                        self._start,
+                        f"a call to {value[self._envelope.name]!r} after text",
+                        "a call as the whole turn (the text, the call included, is content)",
+                        text,
+                    )
+                    break
         elif self._listed is not None:
             text = self._listed.take()
             self._listed = None
@@ -156,21 +169,6 @@ class BareCallReader:
                     "one call per turn, written as a JSON object",
                     text,
                 )
-
-    def _report_call_after_text(self, text: str) -> None:
-        for start in [index for index, character in enumerate(text) if character == "{"][:20]:
-            try:
-                value, _ = DECODER.raw_decode(text, start)
-            except ValueError:
-                continue
-            if _is_call(value, self._envelope, self._optional):
-                self._parser.malformed(
-                    self._start,
-                    f"a call to {value[self._envelope.name]!r} after text",
-                    "a call as the whole turn (the text, the call included, is content)",
-                    text,
-                )
-                return
 
 
 _BARE_TEXTS = {

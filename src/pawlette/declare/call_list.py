@@ -132,9 +132,20 @@ class JsonCallList(JsonCallObject, ListedCallConcept):
                 f"{layout.name}: JsonCallList.keys: {self.keys!r}; expected ('name', KEY), "
                 "('arguments', KEY) and optionally ('id', KEY), each once"
             )
-        if self.open is None:
-            self._validate_bare(layout)
-        elif not self.open:
+        # With no opener, the array is the whole turn: nothing closes it, and text before it
+        # could not be told from it.
+        if self.open is None and self.close:
+            raise FormatError(
+                f"{layout.name}: JsonCallList.close: {self.close!r} with open=None; expected "
+                "no close (the bare array runs to the end of the turn)"
+            )
+        if self.open is None and self.content == "written":
+            raise FormatError(
+                f"{layout.name}: JsonCallList.content: 'written' with open=None; expected "
+                "'refused', 'dropped' or 'replaces_calls' (text before a bare array could not "
+                "be told from it)"
+            )
+        if self.open is not None and not self.open:
             raise FormatError(
                 f"{layout.name}: JsonCallList.open: empty; expected a fence, or open=None for "
                 "one bare JSON array as the whole turn"
@@ -146,21 +157,6 @@ class JsonCallList(JsonCallObject, ListedCallConcept):
                 f"{layout.name}: JsonCallList.list_open / list_close: {self.list_open!r} / "
                 f"{self.list_close!r}; expected '[' and ']' (a JSON array), or neither (the "
                 "objects one after another), with whitespace around"
-            )
-
-    def _validate_bare(self, layout: Layout) -> None:
-        """With no opener, the array is the whole turn: nothing closes it, and text before it
-        could not be told from it."""
-        if self.close:
-            raise FormatError(
-                f"{layout.name}: JsonCallList.close: {self.close!r} with open=None; expected "
-                "no close (the bare array runs to the end of the turn)"
-            )
-        if self.content == "written":
-            raise FormatError(
-                f"{layout.name}: JsonCallList.content: 'written' with open=None; expected "
-                "'refused', 'dropped' or 'replaces_calls' (text before a bare array could not "
-                "be told from it)"
             )
 
     @property

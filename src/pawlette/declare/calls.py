@@ -405,19 +405,16 @@ class SectionedCallConcept(CallConcept):
         after_text = self.after_text_spellings(table, self.section_open or self.open or ())
         table.calls_open(after_text, "assistant.calls" if self.section_open else first)
         if self.section_open:
-            for spelling in table.spellings(self.loose, self.open or ()):
-                table.on("assistant.calls", spelling, first)
+            table.on_each("assistant.calls", table.spellings(self.loose, self.open or ()), first)
         self.call_rows(table)
         if self.close:
-            for spelling in table.spellings(self.loose, self.close):
-                table.on(last, spelling, between)
+            table.on_each(last, table.spellings(self.loose, self.close), between)
             last = between
-        for spelling in table.spellings(self.loose, self.separator, self.open or ()):
-            table.on(last, spelling, first)
+        table.on_each(last, table.spellings(self.loose, self.separator, self.open or ()), first)
         if self.section_close:
             table.state("assistant.after_calls", AfterSectionReader, "assistant", ends=True)
-            for spelling in table.spellings(self.loose, self.section_close):
-                table.on(last, spelling, "assistant.after_calls")
+            closes = table.spellings(self.loose, self.section_close)
+            table.on_each(last, closes, "assistant.after_calls")
 
     # ------------------------------------------------------------------ the Jinja template
 

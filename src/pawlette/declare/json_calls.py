@@ -195,8 +195,8 @@ class JsonCalls(JsonCallObject, SectionedCallConcept):
         return "replaces_calls" if self.drops_calls else "refused"
 
     def write_call(self, out: Render, index: int, number: int, call: ToolCall) -> None:
-        if self.arguments == "repr":
-            arguments = arguments_repr(call.arguments, index, number)
+        if self.arguments == "repr":  # as Jinja prints the parsed object: Python's repr
+            arguments = repr(arguments_value(call.arguments, index, number))
         else:
             verbatim = self.arguments == "verbatim"
             arguments = arguments_json(call.arguments, index, number, verbatim, ascii=self.ascii)
@@ -261,13 +261,11 @@ class JsonCalls(JsonCallObject, SectionedCallConcept):
             reader, ends = self.json_reader(close, frozenset(closes)), not close
         openings = self.opening_rows(table, self.open, "assistant.call", reader, ends=ends)
         if close and self.text_after:
-            for spelling in closes:
-                table.on("assistant.call", spelling, "assistant.body")
+            table.on_each("assistant.call", closes, "assistant.body")
         elif close:
             table.after_calls("assistant.call", closes, reopen=openings)
         elif self.parallel:  # (a call runs to the next call's open or to the turn's end)
-            for spelling in openings:
-                table.on("assistant.call", spelling, "assistant.call")
+            table.on_each("assistant.call", openings, "assistant.call")
 
     # ------------------------------------------------------------------ the Jinja template
 
@@ -365,12 +363,6 @@ class _JsonCallSet(SectionedCalls):
 
 
 # ---------------------------------------------------------------------- arguments as repr
-
-
-def arguments_repr(arguments: str, index: int, number: int) -> str:
-    """The arguments of ``messages[index].tool_calls[number]`` as Jinja prints the parsed
-    object (``{{ arguments }}`` of a dict: Python's ``repr``)."""
-    return repr(arguments_value(arguments, index, number))
 
 
 def _value_end(text: str, start: int) -> int:

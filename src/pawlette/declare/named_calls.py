@@ -189,14 +189,12 @@ class NamedCalls(SectionedCallConcept):
         self.section_rows(table, first, "call.arguments")
 
     def call_rows(self, table: Table) -> None:
+        arguments = table.spellings(self.loose, self.arguments_open)
         if self.id_open is not None:
             table.state("call.id", IdReader, "assistant", ends=True)
-            for spelling in table.spellings(self.loose, self.id_open):
-                table.on("call.name", spelling, "call.id")
-            for spelling in table.spellings(self.loose, self.arguments_open):
-                table.on("call.id", spelling, "call.arguments")
-        for spelling in table.spellings(self.loose, self.arguments_open):
-            table.on("call.name", spelling, "call.arguments")
+            table.on_each("call.name", table.spellings(self.loose, self.id_open), "call.id")
+            table.on_each("call.id", arguments, "call.arguments")
+        table.on_each("call.name", arguments, "call.arguments")
 
     # ------------------------------------------------------------------ the Jinja template
 
@@ -361,7 +359,7 @@ class ArgumentsReader:
     __slots__ = ("_closed", "_parser", "_served_id", "_started", "_text")
     whole_kind = "call arguments"  # see pawlette.engine.whole
 
-    def __init__(self, parser: Parser, closed: bool, served_id: ServedId | None = None) -> None:
+    def __init__(self, parser: Parser, closed: bool, served_id: ServedId) -> None:
         self._parser = parser
         self._closed = closed
         self._served_id = served_id  # (the concept's: CallConcept.served_id)
@@ -385,13 +383,9 @@ class ArgumentsReader:
     def _start(self, parts: CallParts) -> None:
         parser = self._parser
         parts.generated = parts.call_id is None
-        served_id = self._served_id
-        if served_id is not None:
-            identifier = served_id(
-                parser, parts.call_id or None, parts.name or "", parts.offset, parts.spare_id
-            )
-        else:
-            identifier = parts.call_id or parts.spare_id or parser.new_call_id()
+        identifier = self._served_id(
+            parser, parts.call_id or None, parts.name or "", parts.offset, parts.spare_id
+        )
         if parts.generated:
             parts.spare_id = None
         parts.call_id = identifier

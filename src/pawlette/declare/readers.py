@@ -30,48 +30,26 @@ class Described:
         return self.make(parser)
 
 
-class OpenedReader:
-    """An assistant turn read by ``inner`` (its text, or a concept's own reader: bare calls);
-    the turn is there once anything of it is read, more than whitespace or a marker (an
-    empty turn's end, a call): a generation prompt the conversation ends with is no turn
-    (:class:`~pawlette.declare.PromptAlways`)."""
-
-    __slots__ = ("_inner", "_parser")
-    whole_kind = "headed"  # see pawlette.engine.whole: a completion's turn is always there
-
-    def __init__(self, parser: Parser, inner: Reader) -> None:
-        self._parser = parser
-        self._inner = inner
-
-    def whole_reading(self) -> tuple[Reader, frozenset[str]]:
-        """In a completion (no message is pending there) the text is ``inner``'s."""
-        return self._inner, frozenset()
-
-    def feed(self, text: str, offset: int) -> None:
-        if self._parser.message_pending and text.strip():
-            self._parser.confirm_message()
-        self._inner.feed(text, offset)
-
-    def close(self, marker: str | None, offset: int) -> None:
-        if marker is not None and self._parser.message_pending:
-            self._parser.confirm_message()
-        self._inner.close(marker, offset)
-
-
 class PendingReader:
     """A turn that may not be there, read by ``inner`` (its text, or a concept's own reader:
     bare calls in a turn with no opener): whitespace is held until more than whitespace
     makes the message real; whitespace that one of ``ends`` (the turn's own end spellings
     and the markers that go on within it) closes was the turn's text, and a turn of
-    whitespace alone that another opener ends was layout."""
+    whitespace alone that another opener ends was layout.  ``opened``: the turn has an
+    opener and may be only a generation prompt the conversation ends with
+    (:class:`~pawlette.declare.PromptAlways`): any marker read in it (an empty turn's end,
+    a call) makes it real as well."""
 
-    __slots__ = ("_ends", "_held", "_inner", "_parser", "_start")
+    __slots__ = ("_ends", "_held", "_inner", "_opened", "_parser", "_start")
     whole_kind = "headed"  # see pawlette.engine.whole: a completion's turn is always there
 
-    def __init__(self, parser: Parser, inner: Reader, ends: frozenset[str]) -> None:
+    def __init__(
+        self, parser: Parser, inner: Reader, ends: frozenset[str], opened: bool = False
+    ) -> None:
         self._parser = parser
         self._inner = inner
         self._ends = ends
+        self._opened = opened
         self._held: list[str] = []
         self._start = 0
 
@@ -94,7 +72,9 @@ class PendingReader:
         self._inner.feed(text, offset)
 
     def close(self, marker: str | None, offset: int) -> None:
-        if self._held and self._parser.message_pending and marker in self._ends:
+        if self._parser.message_pending and (
+            (self._opened and marker is not None) or (self._held and marker in self._ends)
+        ):
             self._parser.confirm_message()
         if self._held and not self._parser.message_pending:
             self._inner.feed("".join(self._held), self._start)
@@ -446,8 +426,6 @@ class CallReader(JsonCallReader):
     the text they return)."""
 
     whole_kind = "call"  # closed by a marker, as JsonCallReader (see pawlette.engine.whole)
-    _closes: frozenset[str] = frozenset()
-    _ends_turn = False
 
     def __init__(
         self,
@@ -525,11 +503,15 @@ class _LeadDropped:
         self._inner.close(marker, offset)
 
 
-def lead_dropped(reader: ReaderFactory, lead: str) -> ReaderFactory:
+def lead_dropped(
+    reader: ReaderFactory, lead: str, described_as: str = "lead dropped"
+) -> ReaderFactory:
     """``reader`` for a state whose text may begin with ``lead``, layout the format writes
-    before the text (dropped when it is there)."""
+    before the text (dropped when it is there): ``pawlette table`` shows it as
+    ``described_as`` (``"turn after layout"``: the layout after the turn before,
+    :meth:`.table.Table.begin_after`)."""
     make: ReaderFactory = lambda parser: _LeadDropped(reader(parser), lead)  # noqa: E731
-    return Described("lead dropped", make, lead=lead, reader=reader)
+    return Described(described_as, make, lead=lead, reader=reader)
 
 
 class _TrailDropped(WholeTextReader):

@@ -29,13 +29,13 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ..engine.machine import Action, Grammar, GrammarBuilder, Parser, Reader, ReaderFactory
+from ..engine.machine import Action, Grammar, GrammarBuilder, Parser, ReaderFactory
 from ..engine.readers import ContentReader, ScaffoldReader
 from ..errors import FormatError
 from .concept import overrides
 from .layout import Layout
 from .pieces import Fence, text_of
-from .readers import BetweenCallsReader, Described, OpenedReader, PendingReader
+from .readers import BetweenCallsReader, Described, PendingReader, lead_dropped
 
 AFTER_CALL = "assistant.after_call"
 
@@ -130,7 +130,7 @@ class Table:
         self.opened: dict[str, frozenset[str]] = {}
         """States whose turn may be only a generation prompt (:class:`.PromptAlways`), with
         the turn's end spellings: once every concept has given its rows, the state's reader
-        makes the turn real when it reads anything (:func:`opened_reader`)."""
+        makes the turn real when it reads anything (:func:`pending_reader`)."""
         self.after: dict[tuple[str, str], tuple[str, str]] = {}
         """The turns that begin in a state of their own after a turn of a given role, where
         they begin with no opener: ``(role, previous)`` to the state they read like and the
@@ -207,6 +207,11 @@ class Table:
         self.steps[(state, marker)] = (target, actions)
         self.sources[(state, marker)] = self.source
 
+    def on_each(self, state: str, markers: Iterable[str], target: str, *actions: Action) -> None:
+        """A row (:meth:`on`) on each of ``markers``."""
+        for marker in markers:
+            self.on(state, marker, target, *actions)
+
     def begin_after(self, role: str, previous: str, *, like: str, lead: str = "") -> None:
         """A turn of ``role`` that begins with no opener after a turn of ``previous`` begins
         in a state of its own, ``<role>.after_<previous>``, that reads as state ``like`` does
@@ -221,17 +226,14 @@ class Table:
         """Rows on each of ``spellings`` from every state a call may open in
         (:attr:`call_states`) to ``target``."""
         for state in tuple(self.call_states):
-            for spelling in sorted(spellings):
-                self.on(state, spelling, target)
+            self.on_each(state, sorted(spellings), target)
 
     def after_calls(self, state: str, closes: Iterable[str], reopen: Iterable[str] = ()) -> None:
         """``assistant.after_call`` (only whitespace, to the turn's end), reached from the
         calls' ``state`` on each of ``closes``; each of ``reopen`` leads back."""
         self.state(AFTER_CALL, BetweenCallsReader, "assistant", ends=True)
-        for spelling in closes:
-            self.on(state, spelling, AFTER_CALL)
-        for spelling in reopen:
-            self.on(AFTER_CALL, spelling, state)
+        self.on_each(state, closes, AFTER_CALL)
+        self.on_each(AFTER_CALL, reopen, state)
 
     def ends(self, role: str) -> list[str]:
         """The texts that end a turn of ``role`` (its frame's ``end`` and ``also_end``)."""
@@ -276,8 +278,7 @@ class Table:
             target = self.first_state.get(role)
             if target is None:
                 continue
-            for spelling in sorted(self.openers(role) - {""}):
-                self.on("outside", spelling, target, begin(role))
+            self.on_each("outside", sorted(self.openers(role) - {""}), target, begin(role))
             for other in self.layout.frames:
                 if role not in ("user", "assistant"):
                     break  # system text and results are placed by their concepts
@@ -300,7 +301,7 @@ class Table:
         self.source = "the frames' ends"
         firsts = self._first_states_after(implicit)
         for name, ends in self.opened.items():
-            self.reader(name, opened_reader(self.states[name].reader, ends))
+            self.reader(name, pending_reader(self.states[name].reader, ends, opened=True))
         if self.layout.begin:
             self.on("outside", self.text(self.layout.begin), self.begin_target, *self.begin_actions)
         elif self.begin_target != "outside":
@@ -370,12 +371,11 @@ class Table:
                 target = firsts.get((following[0], role), self.first_state[following[0]])
                 actions = (end, begin(following[0], pending=True))
             for state in self.states_of(role):
-                for spelling in self.ends(role):
-                    self.on(state, spelling, target, *actions)
+                self.on_each(state, self.ends(role), target, *actions)
         for key, name in firsts.items():
             lead = self.after[key][1]
             if lead:  # (read past first: whitespace the pending turn holds is given to it)
-                self.reader(name, _lead_dropped(self.states[name].reader, lead))
+                self.reader(name, lead_dropped(self.states[name].reader, lead, "turn after layout"))
         for role, after in implicit.items():
             heads = [self.first_state[role]]
             heads += [firsts[(role, other)] for other in sorted(after) if (role, other) in firsts]
@@ -383,7 +383,9 @@ class Table:
                 self._pending_first(role, head)
         for name in firsts.values():
             # (entered only when a turn ended: a completion's turn is over there)
-            self.reader(name, _over(self.states[name].reader))
+            made = self.states[name].reader
+            assert isinstance(made, Described)  # (as pending_reader makes it)
+            self.reader(name, _TurnOver(made.described_as, made.make, **dict(made.shown)))
 
     def _pending_first(self, role: str, head: str) -> None:
         """The first state ``head`` of a turn of ``role`` that may begin with no opener: what
@@ -402,7 +404,7 @@ class Table:
                 self.steps[(state, marker)] = (target, (confirm, *actions))
                 if within and target not in before_content:
                     kept.add(marker)
-        self.reader(head, _pending(self.states[head].reader, frozenset(kept)))
+        self.reader(head, pending_reader(self.states[head].reader, frozenset(kept)))
 
     def _open_ended(
         self, implicit: dict[str, set[str]], firsts: dict[tuple[str, str], str]
@@ -422,12 +424,16 @@ class Table:
                     self.steps.setdefault((name, marker), (target, (end, *actions)))
 
 
-def _pending(reader: ReaderFactory, ends: frozenset[str]) -> ReaderFactory:
-    """The reader of a turn's first state when the turn may not be there: what it reads
-    makes the message real (leading whitespace is held until then; whitespace that one of
-    ``ends`` closes was the turn's text)."""
-    make: ReaderFactory = lambda parser: PendingReader(parser, reader(parser), ends)  # noqa: E731
-    return Described("pending turn", make, ends=ends, reader=reader)
+def pending_reader(
+    reader: ReaderFactory, ends: frozenset[str], *, opened: bool = False
+) -> ReaderFactory:
+    """The reader of a turn's first state when the turn may not be there: ``reader``, the
+    message made real by what it reads (leading whitespace is held until then; whitespace
+    that one of ``ends`` closes was the turn's text).  ``opened``: a turn that may be only a
+    generation prompt, made real by any marker too (text, a call, a marker that closes it)."""
+    make: ReaderFactory = lambda parser: PendingReader(parser, reader(parser), ends, opened)  # noqa: E731
+    words = "turn or a generation prompt alone" if opened else "pending turn"
+    return Described(words, make, ends=ends, reader=reader)
 
 
 class _TurnOver(Described):
@@ -436,57 +442,6 @@ class _TurnOver(Described):
 
     __slots__ = ()
     scaffold = True
-
-
-def _over(reader: ReaderFactory) -> ReaderFactory:
-    """``reader`` (a :class:`Described` one, as :func:`_pending` makes) in a state a
-    completion's turn is over in (:class:`_TurnOver`)."""
-    assert isinstance(reader, Described)
-    return _TurnOver(reader.described_as, reader.make, **dict(reader.shown))
-
-
-def _lead_dropped(reader: ReaderFactory, lead: str) -> ReaderFactory:
-    """``reader`` that reads its turn's text without ``lead`` where it begins with it (the
-    layout after the turn before: :meth:`Table.begin_after`)."""
-    make: ReaderFactory = lambda parser: LeadDroppedReader(reader(parser), lead)  # noqa: E731
-    return Described("turn after layout", make, lead=lead, reader=reader)
-
-
-class LeadDroppedReader:
-    """Reads through ``inner``, the first text it is given without ``lead`` at its start."""
-
-    __slots__ = ("_inner", "_lead")
-    whole_kind = "lead dropped"  # see pawlette.engine.whole
-
-    def __init__(self, inner: Reader, lead: str) -> None:
-        self._inner = inner
-        self._lead = lead
-
-    def whole_lead(self) -> tuple[Reader, str]:
-        """The reader the text goes to and the lead dropped before it (the whole-text
-        reading's view of this one)."""
-        return self._inner, self._lead
-
-    def feed(self, text: str, offset: int) -> None:
-        lead = self._lead
-        if lead:
-            self._lead = ""
-            if text.startswith(lead):
-                text, offset = text[len(lead) :], offset + len(lead)
-                if not text:
-                    return
-        self._inner.feed(text, offset)
-
-    def close(self, marker: str | None, offset: int) -> None:
-        self._inner.close(marker, offset)
-
-
-def opened_reader(reader: ReaderFactory, ends: frozenset[str]) -> ReaderFactory:
-    """The reader of a turn that may be only a generation prompt: ``reader``, the turn made
-    real by what it reads (text, a call, a marker that closes it)."""
-    inner = _pending(reader, ends)
-    make: ReaderFactory = lambda parser: OpenedReader(parser, inner(parser))  # noqa: E731
-    return Described("turn or a generation prompt alone", make, ends=ends, reader=reader)
 
 
 def compile_table(layout: Layout) -> Grammar:
