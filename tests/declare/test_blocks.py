@@ -101,6 +101,15 @@ def test_every_block_round_trips_and_renders_as_its_template(
         assert folded(fmt, events + parser.finish()) == folded(fmt, streamed)
 
 
+def test_two_equal_tools_of_one_block_both_read_back(fmt: Format) -> None:
+    # Each tool of the block is read as its own declaration; the second equals the tools
+    # read so far, yet it is the block's next item, not a repeated block.
+    tool = {"type": "action", "action": {"name": "A", "parameters": {}}}
+    request = {"messages": [], "tools": [tool, tool]}
+    parsed = fmt.parse_conversation(fmt.render(request).text, strict=True)
+    assert parsed.to_request()["tools"] == [tool, tool]
+
+
 LEAN_REQUEST = {
     "messages": [
         {"role": "user", "content": "Weather in Paris?"},

@@ -128,6 +128,8 @@ class Folder:
         self._current: _MessageBuilder | None = None
         self.messages: list[Message] = []
         self.tools: list[Tool] = []
+        self._tools_place: tuple[int, int] | None = None
+        """Where the last tools were read: the messages folded then, and the message read."""
         self.warnings: list[ParseWarning] = []
         self.finish_reason: str | None = None
 
@@ -210,9 +212,12 @@ class Folder:
     def _tools(self, event: ToolsDeclared) -> None:
         # A block that repeats the tools read so far declares none anew (Mistral Small 3.2's
         # and Nemo's templates write the block again before each user message equal to the
-        # last one).
-        if list(event.tools) != self.tools:
+        # last one); a repeat is a block after another message, never the next item of the
+        # same block (two equal tools each read as its own event: omni's).
+        place = (len(self.messages), id(self._current))
+        if list(event.tools) != self.tools or place == self._tools_place:
             self.tools.extend(event.tools)
+            self._tools_place = place
         if self._current is not None:
             self._current.declared_tools = True
 
