@@ -126,11 +126,15 @@ def declare(layout: Layout) -> Format:
             return declare(layout.from_options(options))
         return declare(dataclasses.replace(layout, options=options))
 
+    write = compiled_writer_of(layout)
+    for concept in layout.concepts:  # (a past answer's reasoning read out of its content)
+        if isinstance(concept, Reasoning):
+            write = concept.reading_content(write)
     return Format(
         name=layout.name,
         summary=layout.summary,
         grammar=table,
-        write=compiled_writer_of(layout),
+        write=write,
         stop=stop,
         special_markers=markers_of(layout),
         forced_prefixes=forced_prefixes(layout),

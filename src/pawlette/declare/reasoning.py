@@ -18,12 +18,14 @@ from ..emit.jinja_text import jinja_string
 from ..engine.readers import ReasoningReader
 from ..errors import FormatError, RequestError
 from .concept import Concept
+from .content_reasoning import jinja_read, reading
 from .grammar import text_before
-from .pieces import Fence, text_of
+from .pieces import Fence, markers_in, text_of
 from .readers import OptionalReasoningReader
 
 if TYPE_CHECKING:
     from .concept import Layout, Render, Table, Template, Turn
+    from .write import WriteConversation
 
 
 @dataclass(frozen=True)
@@ -98,6 +100,22 @@ class Reasoning(Concept):
       or results (``("user", "tool")``): an answer right after another answer, or first in
       the conversation, writes none, its reasoning a recorded loss.  The parse table reads
       such a turn, begun with no opener after an answer, without a block.
+    - ``in_content``: which assistant messages have the reasoning taken out of their content,
+      as templates that accept a past answer's ``<think>plan</think>answer`` do: ``""`` (the
+      default) none, the content is written as given; ``"unset"``: a message without
+      ``reasoning_content`` whose content holds the close marker (Qwen3, GLM, MiniMax-M2);
+      ``"empty"``: one whose ``reasoning_content`` is absent or empty (Ling 3.0); ``"always"``:
+      every message whose content holds the close marker loses the reasoning from its
+      content, which becomes its reasoning where it has none of its own (Poolside Laguna).
+      The reasoning is the text before the content's first close marker, after the last open
+      marker in it, without newlines at its ends; the content is the text after the last close
+      marker, without newlines at its start (``in_content_strip``: at its end too).  The turn
+      is then written as one given that reasoning and content (``keep`` and the other fields
+      apply), and reads back so.  Text the split drops (before the open marker, between two
+      close markers) or trims is a recorded loss.  The markers are the ``Marker`` pieces of
+      ``open`` and ``close``.
+    - ``in_content_strip``: with ``in_content``, the content's newlines are taken off its end
+      too (MiniMax-M2's ``strip('\\n')``).
 
     Reading follows the prompt, as llama.cpp does: a completion whose prompt opened the block
     (``prompt`` ``"open"``/``"opened"``) starts inside it, so text without the close is all
@@ -120,6 +138,8 @@ class Reasoning(Concept):
     absent: Fence = ()
     trim: str = ""
     after: tuple[str, ...] = ()
+    in_content: Literal["", "unset", "empty", "always"] = ""
+    in_content_strip: bool = False
 
     handles: ClassVar[frozenset[str]] = frozenset({"reasoning"})
     job: ClassVar[str | None] = "reasoning"
@@ -129,7 +149,17 @@ class Reasoning(Concept):
             raise FormatError(
                 f"{layout.name}: Reasoning: an empty open or close fence; expected both"
             )
-        self.check_choices(layout, "keep", "prompt", "no_query")
+        self.check_choices(layout, "keep", "prompt", "no_query", "in_content")
+        if self.in_content_strip and not self.in_content:
+            raise FormatError(
+                f"{layout.name}: Reasoning(in_content_strip=True) without in_content; "
+                f"expected in_content to say which messages are split"
+            )
+        if self.in_content and not (markers_in(self.open) and markers_in(self.close)):
+            raise FormatError(
+                f"{layout.name}: Reasoning(in_content={self.in_content!r}) with no Marker in "
+                f"open or close; expected both fences to hold the markers a content is split at"
+            )
         if self.no_query != "kept" and self.keep != "after_last_query":
             raise FormatError(
                 f"{layout.name}: Reasoning(no_query={self.no_query!r}) with "
@@ -438,7 +468,21 @@ class Reasoning(Concept):
         """The Jinja expression of :meth:`last_query` (its loop: :meth:`jinja_setup`)."""
         return out.ns("reasoning_query", "-1") if self.not_query else out.needs_last_query()
 
+    @cached_property
+    def content_markers(self) -> tuple[str, str]:
+        """The open and close markers a content is split at (``in_content``)."""
+        return markers_in(self.open)[-1], markers_in(self.close)[0]
+
+    def reading_content(self, write: WriteConversation) -> WriteConversation:
+        """``write`` given the messages with their reasoning taken out of their content, as
+        ``in_content`` says (``write`` itself where it says none)."""
+        if not self.in_content:
+            return write
+        return reading(write, self.in_content, self.content_markers, self.in_content_strip)
+
     def jinja_setup(self, out: Template) -> None:
+        if self.in_content:
+            jinja_read(out, self.in_content, self.content_markers, self.in_content_strip)
         if self.keep == "after_last_query" and self.not_query:
             start, end = self.not_query
             query = self._jinja_last_query(out)

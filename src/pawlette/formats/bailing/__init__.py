@@ -168,6 +168,7 @@ def layout(options: BailingOptions) -> Layout:
                 prompt="open" if options.thinking else "empty",
                 calls_end=True,
                 trim="\n",
+                in_content="empty",
             ),
             XmlCalls(
                 open=fence(TOOL_CALL),

@@ -258,6 +258,7 @@ REASONING = Reasoning(
     not_query=TOOL_RESPONSE_TEXT,
     empty_on_last=True,
     trim="\n",
+    in_content="unset",
 )
 
 

@@ -224,6 +224,7 @@ def layout(options: GlmOptions) -> Layout:
             prompt="" if options.thinking else "empty",
             calls_end=True,
             trim=WHITESPACE,
+            in_content="unset",
         )
     else:
         block = Reasoning(
@@ -234,6 +235,7 @@ def layout(options: GlmOptions) -> Layout:
             prompt="open" if options.thinking else "",
             calls_end=True,
             trim=WHITESPACE,
+            in_content="unset",
         )
     assistant = Frame(open=_fence(ASSISTANT))
     if not newlines and not options.thinking:

@@ -256,6 +256,7 @@ def layout(options: LagunaOptions) -> Layout:
             prompt="opened" if options.thinking else "closed",
             calls_end=True,
             trim=WHITESPACE,
+            in_content="always",
         )
         prompt = fence(ASSISTANT, "\n", THINK if options.thinking else THINK_END)
         text: tuple[Any, ...] = (Trimmed(roles=("assistant",), lead=fence("\n")),)
@@ -276,6 +277,7 @@ def layout(options: LagunaOptions) -> Layout:
             absent=fence(THINK, THINK_END) if options.thinking else fence(THINK_END),
             prompt="open" if options.thinking else "closed",
             calls_end=True,
+            in_content="always",
         )
         prompt = fence(ASSISTANT, THINK_END)
         text = prompted = ()

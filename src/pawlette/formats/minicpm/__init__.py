@@ -194,6 +194,7 @@ def layout(options: MinicpmOptions) -> Layout:
                 not_query=("<tool_response>", "</tool_response>"),
                 trim="\n",
                 prompt=prompt,
+                in_content="unset",
             ),
             Ignored(("name",)),
             CdataXmlCalls(

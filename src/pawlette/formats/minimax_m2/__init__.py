@@ -340,6 +340,8 @@ def _m2_concepts() -> tuple[Concept, ...]:
             keep="after_last_query",
             prompt="open",
             calls_end=True,
+            in_content="unset",
+            in_content_strip=True,
         ),
         XmlCalls(
             open=fence('<invoke name="'),
