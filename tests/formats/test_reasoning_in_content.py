@@ -1,0 +1,155 @@
+"""A past answer whose content holds its reasoning (``<think>plan</think>answer``): the real
+templates take the reasoning out of the content and write the turn as one given both
+(``Reasoning.in_content``).  Each case is rendered by the real template, by the format and
+by the format's exported Jinja, which must agree."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+import pawlette
+from pawlette.declare import Frame, Layout, Marker, Reasoning, fence
+from pawlette.declare.content_reasoning import split_content
+from pawlette.errors import FormatError
+from pawlette.export import export_jinja
+
+from ..declare.test_cross_artifacts import template_request
+from ..support.template_compare import corpus_reference
+
+# format, template
+FORMATS = [
+    ("chatml", "Qwen-Qwen3-0.6B"),
+    ("chatml:qwen3.5", "Qwen3.5-4B"),
+    ("chatml:stepfun3.5", "StepFun3.5-Flash"),
+    ("glm", "GLM-4.6"),
+    ("glm:4.7", "GLM-4.7-Flash"),
+    ("minimax_m2", "MiniMax-M2"),
+    ("bailing", "inclusionai-ling-3.0-flash"),
+    ("minicpm", "openbmb-MiniCPM5-1B"),
+    ("laguna", "poolside-Laguna-XS.2"),
+    ("laguna:xs-2.1", "poolside-Laguna-XS-2.1"),
+]
+
+CALL = {
+    "id": "call_0",
+    "type": "function",
+    "function": {"name": "get_weather", "arguments": '{"city": "Oslo"}'},
+}
+WEATHER = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+    },
+}
+QUESTION = {"role": "user", "content": "Weather?"}
+
+
+def _conversations() -> list[list[dict[str, Any]]]:
+    return [
+        # A past answer, before the last query, and the last answer, after it.
+        [
+            QUESTION,
+            {"role": "assistant", "content": "<think>\nIt is cold.\n</think>\n\nCold."},
+            {"role": "user", "content": "And tomorrow?"},
+            {"role": "assistant", "content": "<think>Look again.</think>Warmer."},
+        ],
+        # A turn with calls whose content is its reasoning alone, then the answer.
+        [
+            QUESTION,
+            {"role": "assistant", "content": "<think>Look it up.</think>", "tool_calls": [CALL]},
+            {"role": "tool", "tool_call_id": "call_0", "content": "3 C"},
+            {"role": "assistant", "content": "No open marker.</think>\nIt is 3 C."},
+        ],
+        # What the split drops: text before <think>, a second block.
+        [
+            QUESTION,
+            {"role": "assistant", "content": "Hm. <think>a</think>middle</think>\n\nend"},
+        ],
+        # reasoning_content given beside a content holding </think>.
+        [
+            QUESTION,
+            {"role": "assistant", "content": "x</think>y", "reasoning_content": "Given."},
+        ],
+    ]
+
+
+def _renders(name: str, template: str, messages: list[dict[str, Any]]) -> None:
+    from transformers.utils.chat_template_utils import render_jinja_template
+
+    fmt = pawlette.get_format(name)
+    expected = corpus_reference(template).render(messages, [WEATHER], add_generation_prompt=False)
+    assert expected.text is not None, expected.refusal
+    request = {"messages": messages, "tools": [WEATHER]}
+    found = fmt.render(request).text
+    assert found == expected.text
+    exported, _ = render_jinja_template(
+        [template_request(fmt, request)], tools=[WEATHER], chat_template=export_jinja(fmt)
+    )
+    assert exported[0] == expected.text
+
+
+@pytest.mark.parametrize(("name", "template"), FORMATS, ids=str)
+def test_reasoning_in_a_past_answer_s_content_is_written_as_the_template_writes_it(
+    name: str, template: str
+) -> None:
+    for messages in _conversations():
+        _renders(name, template, messages)
+
+
+@pytest.mark.parametrize(("name", "template"), FORMATS, ids=str)
+def test_what_the_split_drops_is_a_recorded_loss(name: str, template: str) -> None:
+    rendering = pawlette.get_format(name).render({"messages": _conversations()[2]})
+    lost = [loss for loss in rendering.losses if loss.startswith("messages[1].content")]
+    assert any("before its <think> dropped" in loss for loss in lost), rendering.losses
+    assert any("between its first and last </think> dropped" in loss for loss in lost)
+    assert "middle" not in rendering.text
+
+
+@pytest.mark.parametrize(("name", "template"), FORMATS, ids=str)
+def test_a_split_answer_reads_back_as_reasoning_and_content(name: str, template: str) -> None:
+    fmt = pawlette.get_format(name)
+    messages = [QUESTION, {"role": "assistant", "content": "<think>Plan.</think>Answer."}]
+    rendering = fmt.render({"messages": messages})
+    parsed = fmt.parse_conversation(rendering.text)
+    answer = parsed.messages[-1]
+    assert (answer.get("reasoning_content"), answer["content"]) == ("Plan.", "Answer.")
+
+
+def test_the_split_as_the_templates_split() -> None:
+    assert split_content("a<think>b</think>c</think>\nd", "<think>", "</think>") == (
+        "b",
+        "d",
+        (
+            "the text before its <think> dropped",
+            "the text between its first and last </think> dropped",
+            "newlines trimmed",
+        ),
+    )
+    assert split_content("plan</think>\nanswer\n", "<think>", "</think>", strip_end=True)[:2] == (
+        "plan",
+        "answer",
+    )
+
+
+@pytest.mark.parametrize(
+    ("fields", "match"),
+    [
+        ({"in_content": "sometimes"}, "in_content"),
+        ({"in_content_strip": True}, "in_content_strip"),
+        ({"in_content": "unset", "open": fence("<think>")}, "no Marker"),
+    ],
+    ids=str,
+)
+def test_a_bad_in_content_is_refused(fields: dict[str, Any], match: str) -> None:
+    given = {"open": fence(Marker("<think>")), "close": fence(Marker("</think>")), **fields}
+    frames = {
+        role: Frame(open=fence(Marker(f"<{role}>")), end=fence(Marker("<end>")))
+        for role in ("system", "user", "assistant", "tool")
+    }
+    with pytest.raises(FormatError, match=match):
+        Layout(
+            name="probe", summary="a bad in_content", frames=frames, concepts=(Reasoning(**given),)
+        )
