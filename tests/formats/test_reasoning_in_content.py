@@ -139,7 +139,7 @@ def test_the_split_as_the_templates_split() -> None:
     [
         ({"in_content": "sometimes"}, "in_content"),
         ({"in_content_strip": True}, "in_content_strip"),
-        ({"in_content": "unset", "open": fence("<think>")}, "no Marker"),
+        ({"in_content": "unset", "open": fence("\n")}, "whitespace alone"),
     ],
     ids=str,
 )

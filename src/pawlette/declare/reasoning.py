@@ -113,7 +113,8 @@ class Reasoning(Concept):
       is then written as one given that reasoning and content (``keep`` and the other fields
       apply), and reads back so.  Text the split drops (before the open marker, between two
       close markers) or trims is a recorded loss.  The markers are the ``Marker`` pieces of
-      ``open`` and ``close``.
+      ``open`` and ``close`` (where a fence has none, its text without whitespace at its
+      ends).
     - ``in_content_strip``: with ``in_content``, the content's newlines are taken off its end
       too (MiniMax-M2's ``strip('\\n')``).
 
@@ -155,10 +156,11 @@ class Reasoning(Concept):
                 f"{layout.name}: Reasoning(in_content_strip=True) without in_content; "
                 f"expected in_content to say which messages are split"
             )
-        if self.in_content and not (markers_in(self.open) and markers_in(self.close)):
+        if self.in_content and not all(self.content_markers):
             raise FormatError(
-                f"{layout.name}: Reasoning(in_content={self.in_content!r}) with no Marker in "
-                f"open or close; expected both fences to hold the markers a content is split at"
+                f"{layout.name}: Reasoning(in_content={self.in_content!r}) with open or close "
+                f"of whitespace alone; expected both fences to hold the markers a content is "
+                f"split at"
             )
         if self.no_query != "kept" and self.keep != "after_last_query":
             raise FormatError(
@@ -471,7 +473,11 @@ class Reasoning(Concept):
     @cached_property
     def content_markers(self) -> tuple[str, str]:
         """The open and close markers a content is split at (``in_content``)."""
-        return markers_in(self.open)[-1], markers_in(self.close)[0]
+        markers = []
+        for pieces, which in ((self.open, -1), (self.close, 0)):
+            found = markers_in(pieces)
+            markers.append(found[which] if found else text_of(pieces).strip())
+        return markers[0], markers[1]
 
     def reading_content(self, write: WriteConversation) -> WriteConversation:
         """``write`` given the messages with their reasoning taken out of their content, as
