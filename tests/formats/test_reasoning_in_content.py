@@ -153,3 +153,16 @@ def test_a_bad_in_content_is_refused(fields: dict[str, Any], match: str) -> None
         Layout(
             name="probe", summary="a bad in_content", frames=frames, concepts=(Reasoning(**given),)
         )
+
+
+@pytest.mark.parametrize(("name", "template"), FORMATS, ids=str)
+def test_the_exported_split_renders_alike_under_llama_cpp(name: str, template: str) -> None:
+    from ..export.test_jinja_llama_cpp import variables
+    from ..support.llama_cpp_jinja import render_with_llama_cpp
+
+    fmt = pawlette.get_format(name)
+    requests = [{"messages": messages, "tools": [WEATHER]} for messages in _conversations()]
+    cases = [variables(name, request, False) for request in requests]
+    results = render_with_llama_cpp(export_jinja(fmt), cases)
+    for request, result in zip(requests, results, strict=True):
+        assert result.get("text") == fmt.render(request).text, result.get("error")
