@@ -31,6 +31,9 @@ FORMATS = [
     ("laguna", "poolside-Laguna-XS.2"),
     ("laguna:xs-2.1", "poolside-Laguna-XS-2.1"),
 ]
+# LFM2.5's templates cut a past answer's content after its last </think> and write no
+# reasoning of it (LFM2.5-8B-A1B: up to the last user message; Instruct: all but the last).
+CUT = [("lfm2", "LFM2.5-8B-A1B"), ("lfm2:lfm2.5-instruct", "LFM2.5-Instruct")]
 
 CALL = {
     "id": "call_0",
@@ -67,6 +70,8 @@ def _conversations() -> list[list[dict[str, Any]]]:
         [
             QUESTION,
             {"role": "assistant", "content": "Hm. <think>a</think>middle</think>\n\nend"},
+            {"role": "user", "content": "Thanks."},
+            {"role": "assistant", "content": "You are welcome."},
         ],
         # reasoning_content given beside a content holding </think>.
         [
@@ -91,7 +96,7 @@ def _renders(name: str, template: str, messages: list[dict[str, Any]]) -> None:
     assert exported[0] == expected.text
 
 
-@pytest.mark.parametrize(("name", "template"), FORMATS, ids=str)
+@pytest.mark.parametrize(("name", "template"), FORMATS + CUT, ids=str)
 def test_reasoning_in_a_past_answer_s_content_is_written_as_the_template_writes_it(
     name: str, template: str
 ) -> None:
@@ -99,7 +104,7 @@ def test_reasoning_in_a_past_answer_s_content_is_written_as_the_template_writes_
         _renders(name, template, messages)
 
 
-@pytest.mark.parametrize(("name", "template"), FORMATS, ids=str)
+@pytest.mark.parametrize(("name", "template"), FORMATS + CUT, ids=str)
 def test_what_the_split_drops_is_a_recorded_loss(name: str, template: str) -> None:
     rendering = pawlette.get_format(name).render({"messages": _conversations()[2]})
     lost = [loss for loss in rendering.losses if loss.startswith("messages[1].content")]
@@ -125,10 +130,11 @@ def test_the_split_as_the_templates_split() -> None:
         (
             "the text before its <think> dropped",
             "the text between its first and last </think> dropped",
-            "newlines trimmed",
+            "trimmed",
         ),
     )
-    assert split_content("plan</think>\nanswer\n", "<think>", "</think>", strip_end=True)[:2] == (
+    assert split_content("plan</think>answer", "<think>", "</think>") == ("plan", "answer", ())
+    assert split_content("plan</think>\nanswer\n", "<think>", "</think>", ("\n", "\n"))[:2] == (
         "plan",
         "answer",
     )
@@ -138,7 +144,10 @@ def test_the_split_as_the_templates_split() -> None:
     ("fields", "match"),
     [
         ({"in_content": "sometimes"}, "in_content"),
-        ({"in_content_strip": True}, "in_content_strip"),
+        ({"in_content_trim": ("\n", "\n")}, "without in_content"),
+        ({"in_content_turns": "past"}, "without in_content"),
+        ({"in_content": "unset", "in_content_turns": "first"}, "in_content_turns"),
+        ({"in_content": "unset", "in_content_trim": "\n"}, "in_content_trim"),
         ({"in_content": "unset", "open": fence("\n")}, "whitespace alone"),
     ],
     ids=str,
@@ -155,7 +164,7 @@ def test_a_bad_in_content_is_refused(fields: dict[str, Any], match: str) -> None
         )
 
 
-@pytest.mark.parametrize(("name", "template"), FORMATS, ids=str)
+@pytest.mark.parametrize(("name", "template"), FORMATS + CUT, ids=str)
 def test_the_exported_split_renders_alike_under_llama_cpp(name: str, template: str) -> None:
     from ..export.test_jinja_llama_cpp import variables
     from ..support.llama_cpp_jinja import render_with_llama_cpp

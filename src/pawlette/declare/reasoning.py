@@ -18,7 +18,7 @@ from ..emit.jinja_text import jinja_string
 from ..engine.readers import ReasoningReader
 from ..errors import FormatError, RequestError
 from .concept import Concept
-from .content_reasoning import jinja_read, reading
+from .content_reasoning import Reading, jinja_read, reading_writer
 from .grammar import text_before
 from .pieces import Fence, markers_in, text_of
 from .readers import OptionalReasoningReader
@@ -109,14 +109,19 @@ class Reasoning(Concept):
       content, which becomes its reasoning where it has none of its own (Poolside Laguna).
       The reasoning is the text before the content's first close marker, after the last open
       marker in it, without newlines at its ends; the content is the text after the last close
-      marker, without newlines at its start (``in_content_strip``: at its end too).  The turn
-      is then written as one given that reasoning and content (``keep`` and the other fields
-      apply), and reads back so.  Text the split drops (before the open marker, between two
-      close markers) or trims is a recorded loss.  The markers are the ``Marker`` pieces of
-      ``open`` and ``close`` (where a fence has none, its text without whitespace at its
-      ends).
-    - ``in_content_strip``: with ``in_content``, the content's newlines are taken off its end
-      too (MiniMax-M2's ``strip('\\n')``).
+      marker, trimmed as ``in_content_trim`` says.  The turn is then written as one given that
+      reasoning and content (``keep`` and the other fields apply), and reads back so.  Text
+      the split drops (before the open marker, between two close markers) or trims is a
+      recorded loss.  The markers are the ``Marker`` pieces of ``open`` and ``close`` (where a
+      fence has none, its text without whitespace at its ends).
+    - ``in_content_turns``: with ``in_content``, the turns split: ``"all"`` (the default);
+      ``"before_last_query"``: those up to the last user message (LFM2.5's template cuts only
+      the turns whose reasoning it drops); ``"past"``: all but the conversation's last
+      assistant message (LFM2.5-Instruct's).
+    - ``in_content_trim``: with ``in_content``, the characters taken off the start and off the
+      end of the content after the split: ``("\\n", "")`` (the default: Qwen3's
+      ``lstrip('\\n')``), ``("\\n", "\\n")`` (MiniMax-M2's ``strip('\\n')``), or all
+      whitespace at both ends (LFM2.5's ``trim``).
 
     Reading follows the prompt, as llama.cpp does: a completion whose prompt opened the block
     (``prompt`` ``"open"``/``"opened"``) starts inside it, so text without the close is all
@@ -140,7 +145,8 @@ class Reasoning(Concept):
     trim: str = ""
     after: tuple[str, ...] = ()
     in_content: Literal["", "unset", "empty", "always"] = ""
-    in_content_strip: bool = False
+    in_content_turns: Literal["all", "before_last_query", "past"] = "all"
+    in_content_trim: tuple[str, str] = ("\n", "")
 
     handles: ClassVar[frozenset[str]] = frozenset({"reasoning"})
     job: ClassVar[str | None] = "reasoning"
@@ -150,11 +156,20 @@ class Reasoning(Concept):
             raise FormatError(
                 f"{layout.name}: Reasoning: an empty open or close fence; expected both"
             )
-        self.check_choices(layout, "keep", "prompt", "no_query", "in_content")
-        if self.in_content_strip and not self.in_content:
+        self.check_choices(layout, "keep", "prompt", "no_query", "in_content", "in_content_turns")
+        trim = self.in_content_trim
+        if not (
+            isinstance(trim, tuple) and len(trim) == 2 and all(isinstance(t, str) for t in trim)
+        ):
             raise FormatError(
-                f"{layout.name}: Reasoning(in_content_strip=True) without in_content; "
-                f"expected in_content to say which messages are split"
+                f"{layout.name}: Reasoning.in_content_trim: {trim!r}; expected two strings, the "
+                f"characters taken off the content's start and off its end"
+            )
+        split_fields = (self.in_content_turns, self.in_content_trim) != ("all", ("\n", ""))
+        if split_fields and not self.in_content:
+            raise FormatError(
+                f"{layout.name}: Reasoning.in_content_turns or in_content_trim without "
+                f"in_content; expected in_content to say which messages are split"
             )
         if self.in_content and not all(self.content_markers):
             raise FormatError(
@@ -479,16 +494,24 @@ class Reasoning(Concept):
             markers.append(found[which] if found else text_of(pieces).strip())
         return markers[0], markers[1]
 
+    @cached_property
+    def content_reading(self) -> Reading:
+        """How ``in_content`` reads the reasoning out of a content."""
+        opening, closing = self.content_markers
+        return Reading(
+            self.in_content, self.in_content_turns, opening, closing, self.in_content_trim
+        )
+
     def reading_content(self, write: WriteConversation) -> WriteConversation:
         """``write`` given the messages with their reasoning taken out of their content, as
         ``in_content`` says (``write`` itself where it says none)."""
         if not self.in_content:
             return write
-        return reading(write, self.in_content, self.content_markers, self.in_content_strip)
+        return reading_writer(write, self.content_reading)
 
     def jinja_setup(self, out: Template) -> None:
         if self.in_content:
-            jinja_read(out, self.in_content, self.content_markers, self.in_content_strip)
+            jinja_read(out, self.content_reading)
         if self.keep == "after_last_query" and self.not_query:
             start, end = self.not_query
             query = self._jinja_last_query(out)

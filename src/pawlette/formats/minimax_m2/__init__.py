@@ -149,8 +149,8 @@ messages, the tools list and the results are M2's):
 A MiniMax-M2 assistant message without ``reasoning_content`` whose content holds
 ``</think>`` is written as the template writes it: the text before the first ``</think>``
 (after its ``<think>``) as its reasoning, the text after the last one, without newlines at
-its ends, as its content (``Reasoning(in_content="unset", in_content_strip=True)``; text
-the split drops is a recorded loss).
+its ends, as its content (``Reasoning(in_content="unset", in_content_trim=("\\n",
+"\\n"))``; text the split drops is a recorded loss).
 
 Remaining differences from the templates:
 
@@ -345,7 +345,7 @@ def _m2_concepts() -> tuple[Concept, ...]:
             prompt="open",
             calls_end=True,
             in_content="unset",
-            in_content_strip=True,
+            in_content_trim=("\n", "\n"),
         ),
         XmlCalls(
             open=fence('<invoke name="'),
