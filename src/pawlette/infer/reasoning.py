@@ -517,7 +517,9 @@ def _derive_in_content(
         mode = "empty"
     else:
         mode = "unset"
-    draft.concepts[-1] = dataclasses.replace(concept, in_content=mode)
+    # The content's newlines taken off its end too (MiniMax-M2's strip('\\n')).
+    trim = ("\n", "\n") if render(inside + "\n") == given else ("\n", "")
+    draft.concepts[-1] = dataclasses.replace(concept, in_content=mode, in_content_trim=trim)
     draft.capability(
         "reasoning in a past answer's content",
         "derived",
