@@ -175,3 +175,75 @@ def test_the_exported_split_renders_alike_under_llama_cpp(name: str, template: s
     results = render_with_llama_cpp(export_jinja(fmt), cases)
     for request, result in zip(requests, results, strict=True):
         assert result.get("text") == fmt.render(request).text, result.get("error")
+
+
+def _nemotron_conversations() -> list[list[dict[str, Any]]]:
+    """Each place Nemotron 3 Nano's template reads markers in a content: a turn after the
+    last query (written as given, no stand-in), and before it, with and without calls, with
+    both markers, one of them, or a dropped block of its own."""
+    answers: list[dict[str, Any]] = [
+        {"role": "assistant", "content": " <think>plan</think>\n answer "},
+        {"role": "assistant", "content": "Type </think> to begin. "},
+        {"role": "assistant", "content": "a <think>b", "tool_calls": [CALL]},
+        {"role": "assistant", "content": "<think>x</think> y ", "tool_calls": [CALL]},
+        {"role": "assistant", "content": "z</think>", "tool_calls": [CALL]},
+        {"role": "assistant", "content": "p</think> q", "reasoning_content": "Dropped."},
+        {
+            "role": "assistant",
+            "content": "</think>",
+            "reasoning_content": "r",
+            "tool_calls": [CALL],
+        },
+    ]
+    conversations = []
+    for answer in answers:
+        result = [{"role": "tool", "tool_call_id": "call_0", "content": "3 C"}]
+        done = result if answer.get("tool_calls") else []
+        # before the last query (the template truncates it), then after it
+        conversations.append([QUESTION, answer, *done, {"role": "user", "content": "Next?"}])
+        conversations.append([QUESTION, answer, *done])
+    return conversations
+
+
+@pytest.mark.parametrize(("thinking", "truncate"), [(True, True), (False, True), (True, False)])
+def test_nemotron_writes_a_content_holding_its_markers_as_the_template_does(
+    thinking: bool, truncate: bool
+) -> None:
+    import dataclasses
+
+    from transformers.utils.chat_template_utils import render_jinja_template
+
+    from ..export.test_jinja_llama_cpp import variables
+    from ..support.llama_cpp_jinja import render_with_llama_cpp
+
+    name = "chatml:nemotron-3-nano"
+    base = pawlette.get_format(name)
+    options = dataclasses.replace(
+        base.options, thinking=thinking, truncate_history_thinking=truncate
+    )
+    assert base.variant is not None
+    fmt = base.variant(options)
+    given = {"enable_thinking": thinking, "truncate_history_thinking": truncate}
+    reference = corpus_reference("NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", variables=given)
+    requests = [
+        {"messages": messages, "tools": [WEATHER]} for messages in _nemotron_conversations()
+    ]
+    asked = [request["messages"][-1]["role"] != "assistant" for request in requests]
+    cases = [
+        {**variables(name, request, prompt), **given}
+        for request, prompt in zip(requests, asked, strict=True)
+    ]
+    llama = render_with_llama_cpp(export_jinja(base), cases)
+    for request, prompt, from_llama in zip(requests, asked, llama, strict=True):
+        expected = reference.render(request["messages"], [WEATHER], add_generation_prompt=prompt)
+        assert expected.text is not None, expected.refusal
+        assert fmt.render(request, add_generation_prompt=prompt).text == expected.text
+        exported, _ = render_jinja_template(
+            [template_request(fmt, request)],
+            tools=[WEATHER],
+            chat_template=export_jinja(base),
+            add_generation_prompt=prompt,
+            **given,
+        )
+        assert exported[0] == expected.text
+        assert from_llama.get("text") == expected.text, from_llama.get("error")

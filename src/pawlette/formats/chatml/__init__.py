@@ -129,10 +129,12 @@ Decisions (reference: Qwen's own templates, ``Qwen-Qwen2.5-7B-Instruct.jinja`` a
   leaves (:mod:`.nemotron`).  The prompt opens ``<think>\\n`` (``thinking=False``:
   ``<think></think>``).  With thinking on, a turn without reasoning does not extend the
   prompt (``<think></think>`` where the prompt opened ``<think>\\n``): the template's own
-  shape.  Differences that remain: content holding ``<think>``/``</think>`` without
-  ``reasoning_content`` is written after ``<think></think>`` (the template keeps it as it
-  is); reasoning of whitespace alone is written as no reasoning, as the template does, and
-  reads back as none.
+  shape.  Content holding ``<think>`` or ``</think>`` without ``reasoning_content`` is
+  written as the template writes it: as it is, trimmed, without ``<think></think>``; on a
+  turn before the last user message the template cuts it (after its last ``</think>``, or
+  in a turn of calls without one before its first ``<think>``) behind ``<think></think>``
+  (a recorded loss).  Reasoning of whitespace alone is written as no reasoning, as the
+  template does, and reads back as none.
 - **Step 3.5 Flash** (``chatml:stepfun3.5``, declared in :mod:`.xml`; reference:
   ``StepFun3.5-Flash.jinja``): Qwen3-Coder's calls, written right after the turn's text and
   right after each other (no newline between them), the text as given.  The tools are JSON
