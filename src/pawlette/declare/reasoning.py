@@ -100,28 +100,19 @@ class Reasoning(Concept):
       or results (``("user", "tool")``): an answer right after another answer, or first in
       the conversation, writes none, its reasoning a recorded loss.  The parse table reads
       such a turn, begun with no opener after an answer, without a block.
-    - ``in_content``: which assistant messages have the reasoning taken out of their content,
-      as templates that accept a past answer's ``<think>plan</think>answer`` do: ``""`` (the
-      default) none, the content is written as given; ``"unset"``: a message without
-      ``reasoning_content`` whose content holds the close marker (Qwen3, GLM, MiniMax-M2);
-      ``"empty"``: one whose ``reasoning_content`` is absent or empty (Ling 3.0); ``"always"``:
-      every message whose content holds the close marker loses the reasoning from its
-      content, which becomes its reasoning where it has none of its own (Poolside Laguna).
-      The reasoning is the text before the content's first close marker, after the last open
-      marker in it, without newlines at its ends; the content is the text after the last close
-      marker, trimmed as ``in_content_trim`` says.  The turn is then written as one given that
-      reasoning and content (``keep`` and the other fields apply), and reads back so.  Text
-      the split drops (before the open marker, between two close markers) or trims is a
-      recorded loss.  The markers are the ``Marker`` pieces of ``open`` and ``close`` (where a
-      fence has none, its text without whitespace at its ends).
-    - ``in_content_turns``: with ``in_content``, the turns split: ``"all"`` (the default);
-      ``"before_last_query"``: those up to the last user message (LFM2.5's template cuts only
-      the turns whose reasoning it drops); ``"past"``: all but the conversation's last
-      assistant message (LFM2.5-Instruct's).
-    - ``in_content_trim``: with ``in_content``, the characters taken off the start and off the
-      end of the content after the split: ``("\\n", "")`` (the default: Qwen3's
-      ``lstrip('\\n')``), ``("\\n", "\\n")`` (MiniMax-M2's ``strip('\\n')``), or all
-      whitespace at both ends (LFM2.5's ``trim``).
+    - ``in_content``: which assistant messages have their reasoning taken out of their
+      content (``<think>plan</think>answer``): ``""`` none (the default); ``"unset"``: those
+      without ``reasoning_content`` (Qwen3, GLM); ``"empty"``: without or with an empty one
+      (Ling 3.0); ``"always"``: every one, its own reasoning kept where it has some (Laguna).
+      The reasoning is the text before the first close marker, after the last open marker
+      in it, without newlines at its ends; the content the text after the last close marker.
+      The turn is written (and read back) as one given both; text the split drops or trims is
+      a recorded loss.  The markers: the ``Marker`` pieces of ``open`` and ``close`` (else
+      their text without whitespace at its ends).
+    - ``in_content_turns``: the turns split: ``"all"`` (the default), ``"before_last_query"``
+      (up to the last user message: LFM2.5) or ``"past"`` (all but the last answer:
+      LFM2.5-Instruct).  ``in_content_trim``: the characters taken off the split content's
+      start and end (default ``("\\n", "")``; MiniMax-M2 ``("\\n", "\\n")``).
 
     Reading follows the prompt, as llama.cpp does: a completion whose prompt opened the block
     (``prompt`` ``"open"``/``"opened"``) starts inside it, so text without the close is all
