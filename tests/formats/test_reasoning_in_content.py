@@ -247,3 +247,22 @@ def test_nemotron_writes_a_content_holding_its_markers_as_the_template_does(
         )
         assert exported[0] == expected.text
         assert from_llama.get("text") == expected.text, from_llama.get("error")
+
+
+@pytest.mark.parametrize(("name", "template"), FORMATS + CUT, ids=str)
+def test_the_split_renders_compiled_and_as_the_reference(name: str, template: str) -> None:
+    from pawlette.compile import is_compiled, reference_of
+    from pawlette.engine.writer import Writer
+    from pawlette.format import coerce_conversation
+
+    fmt = pawlette.get_format(name)
+    assert is_compiled(fmt.write)
+    for messages in _conversations():
+        given, tools = coerce_conversation({"messages": messages, "tools": [WEATHER]})
+        renderings = []
+        for write in (fmt.write, reference_of(fmt.write)):
+            writer = Writer(fmt.escape_pattern)
+            write(writer, given, tools, False)
+            renderings.append(writer.rendering())
+        assert renderings[0] == renderings[1]
+        assert renderings[0].text == fmt.render({"messages": messages, "tools": [WEATHER]}).text

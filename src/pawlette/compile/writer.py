@@ -47,6 +47,17 @@ def reference_of(write: WriteConversation) -> WriteConversation:
     return _REFERENCES.get(write, write)
 
 
+def wrapped_writer(
+    write: WriteConversation, wrap: Callable[[WriteConversation], WriteConversation]
+) -> WriteConversation:
+    """``wrap(write)``: a compiled renderer still where ``write`` is one, whose reference is
+    ``wrap`` of ``write``'s (a declaration that rewrites the request before writing it)."""
+    outer = wrap(write)
+    if outer is not write and write in _REFERENCES:
+        _REFERENCES[outer] = wrap(_REFERENCES[write])
+    return outer
+
+
 class _Source:
     """Lines of Python source, indented as they are added."""
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from ..compile import wrapped_writer
 from ..engine.lexer import marker_pattern
 from ..format import Format
 from .answer_fence import AnswerFence
@@ -129,7 +130,7 @@ def declare(layout: Layout) -> Format:
     write = compiled_writer_of(layout)
     for concept in layout.concepts:  # (a past answer's reasoning read out of its content)
         if isinstance(concept, Reasoning):
-            write = concept.reading_content(write)
+            write = wrapped_writer(write, concept.reading_content)
     return Format(
         name=layout.name,
         summary=layout.summary,
