@@ -266,3 +266,14 @@ def test_the_split_renders_compiled_and_as_the_reference(name: str, template: st
             renderings.append(writer.rendering())
         assert renderings[0] == renderings[1]
         assert renderings[0].text == fmt.render({"messages": messages, "tools": [WEATHER]}).text
+
+
+def test_nemotron_records_the_cut_of_a_past_turn_alone() -> None:
+    fmt = pawlette.get_format("chatml:nemotron-3-nano")
+    past = {"role": "assistant", "content": "<think>x</think> y", "tool_calls": [CALL]}
+    result = {"role": "tool", "tool_call_id": "call_0", "content": "3 C"}
+    rendering = fmt.render({"messages": [QUESTION, past, result, QUESTION], "tools": [WEATHER]})
+    assert rendering.losses == (
+        "messages[1].content: cut around its <think> or </think>, as the template cuts a past turn",
+    )
+    assert "x" not in rendering.text.split("<|im_start|>assistant")[1]

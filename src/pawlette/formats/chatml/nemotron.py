@@ -249,14 +249,18 @@ class NemotronText(Concept):
 
     def check(self, out: Render) -> None:
         for index, message in enumerate(out.messages):
-            text = out.message_text(index) if message.role == "assistant" else ""
+            if message.role != "assistant":
+                continue
+            text = out.message_text(index)
             written = written_text(out, index, self.truncate)
-            if text != written and written not in (text.strip(), text.rstrip()):
+            if text == written:
+                continue
+            if written not in (text.strip(), text.rstrip()):
                 out.lose(
                     f"messages[{index}].content",
                     f"cut around its {OPEN} or {CLOSE}, as the template cuts a past turn",
                 )
-            elif text != written and message.role == "assistant":
+            else:
                 # (Only a truncated turn of calls loses its start too: say which ends went.)
                 ends = "ends" if text.lstrip() != text and written == text.strip() else "end"
                 out.lose(f"messages[{index}].content", f"whitespace at its {ends} trimmed")
