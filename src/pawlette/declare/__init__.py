@@ -129,8 +129,8 @@ def declare(layout: Layout) -> Format:
 
     write = compiled_writer_of(layout)
     for concept in layout.concepts:  # (a past answer's reasoning read out of its content)
-        if isinstance(concept, Reasoning):
-            write = wrapped_writer(write, concept.reading_content)
+        if isinstance(concept, Reasoning) and concept.in_content:
+            write = wrapped_writer(write, concept.read_content)
     return Format(
         name=layout.name,
         summary=layout.summary,

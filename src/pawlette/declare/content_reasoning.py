@@ -15,7 +15,6 @@ Split(reasoning='plan', content='answer', lost=('trimmed',))
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
 from typing import TYPE_CHECKING, NamedTuple
 
 from ..emit.jinja_text import jinja_string
@@ -23,10 +22,7 @@ from ..types import Message, TextPart
 
 if TYPE_CHECKING:
     from ..engine.writer import Writer
-    from ..types import Tool
     from .jinja import Template
-
-    WriteConversation = Callable[[Writer, tuple[Message, ...], tuple[Tool, ...], bool], None]
 
 
 class Reading(NamedTuple):
@@ -125,17 +121,6 @@ def read_messages(
         return messages
     writer.present = None  # (the reader's view of the messages holds no such reasoning)
     return tuple(rewritten)
-
-
-def reading_writer(write: WriteConversation, reading: Reading) -> WriteConversation:
-    """``write`` given the messages :func:`read_messages` rewrites."""
-
-    def write_read(
-        writer: Writer, messages: tuple[Message, ...], tools: tuple[Tool, ...], prompt: bool
-    ) -> None:
-        write(writer, read_messages(reading, messages, writer), tools, prompt)
-
-    return write_read
 
 
 def _jinja_trimmed(out: Template, text: str, trim: tuple[str, str]) -> str:

@@ -18,14 +18,15 @@ from ..emit.jinja_text import jinja_string
 from ..engine.readers import ReasoningReader
 from ..errors import FormatError, RequestError
 from .concept import Concept
-from .content_reasoning import Reading, jinja_read, reading_writer
+from .content_reasoning import Reading, jinja_read, read_messages
 from .grammar import text_before
 from .pieces import Fence, markers_in, text_of
 from .readers import OptionalReasoningReader
 
 if TYPE_CHECKING:
+    from ..engine.writer import Writer
+    from ..types import Message
     from .concept import Layout, Render, Table, Template, Turn
-    from .write import WriteConversation
 
 
 @dataclass(frozen=True)
@@ -493,12 +494,10 @@ class Reasoning(Concept):
             self.in_content, self.in_content_turns, opening, closing, self.in_content_trim
         )
 
-    def reading_content(self, write: WriteConversation) -> WriteConversation:
-        """``write`` given the messages with their reasoning taken out of their content, as
-        ``in_content`` says (``write`` itself where it says none)."""
-        if not self.in_content:
-            return write
-        return reading_writer(write, self.content_reading)
+    def read_content(self, messages: tuple[Message, ...], writer: Writer) -> tuple[Message, ...]:
+        """``messages`` with their reasoning taken out of their content, as ``in_content``
+        says (what the split drops recorded in ``writer``'s losses)."""
+        return read_messages(self.content_reading, messages, writer)
 
     def jinja_setup(self, out: Template) -> None:
         if self.in_content:
