@@ -101,8 +101,8 @@ Decisions:
   ``</think>`` is the stand-in of past turns without reasoning: not trainable there, and a
   forced call follows it directly.
 
-An assistant message whose content holds ``</think>`` is written as the templates write
-it: its content is the text after the last ``</think>``, and where the message has no
+Laguna XS: an assistant message whose content holds ``</think>`` is written as its
+templates write it: its content is the text after the last ``</think>``, and where the message has no
 reasoning of its own, the text before the first ``</think>`` (after its ``<think>``) is its
 reasoning (``Reasoning(in_content="always")``; text the split drops is a recorded loss).
 
@@ -280,7 +280,6 @@ def layout(options: LagunaOptions) -> Layout:
             absent=fence(THINK, THINK_END) if options.thinking else fence(THINK_END),
             prompt="open" if options.thinking else "closed",
             calls_end=True,
-            in_content="always",
         )
         prompt = fence(ASSISTANT, THINK_END)
         text = prompted = ()
