@@ -107,14 +107,14 @@ def test_where_the_qwen3_template_trims_pawlette_trims_and_says_so(
     assert loss in rendering.losses
 
 
-def test_content_holding_the_think_close_stays_content() -> None:
-    # The real template splits such content into reasoning; pawlette keeps it as content.
+def test_content_holding_the_think_close_is_split_as_qwen3_splits_it() -> None:
+    # The real template takes the text before </think> for reasoning (Reasoning.in_content).
     messages = [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a</think>b"}]
     rendered = QWEN3.render(messages).text
-    assert rendered != qwen3(messages)
+    assert rendered == qwen3(messages)
     parsed = QWEN3.parse_conversation(rendered).messages[1]
-    assert parsed["content"] == "a</think>b"
-    assert parsed.get("reasoning_content") is None
+    assert parsed["content"] == "b"
+    assert parsed.get("reasoning_content") == "a"
 
 
 def test_past_reasoning_is_dropped_like_qwen3_does() -> None:

@@ -16,6 +16,6 @@ and errors.  Whatever the compiler cannot specialise is rendered by the referenc
 
 from __future__ import annotations
 
-from .writer import compiled_writer, is_compiled, reference_of
+from .writer import compiled_writer, is_compiled, reference_of, wrapped_writer
 
-__all__ = ["compiled_writer", "is_compiled", "reference_of"]
+__all__ = ["compiled_writer", "is_compiled", "reference_of", "wrapped_writer"]

@@ -47,6 +47,38 @@ def reference_of(write: WriteConversation) -> WriteConversation:
     return _REFERENCES.get(write, write)
 
 
+def wrapped_writer(
+    write: WriteConversation,
+    rewrite: Callable[[tuple[Message, ...], Writer], tuple[Message, ...]],
+) -> WriteConversation:
+    """``write`` given the messages ``rewrite`` makes of a request's (a declaration that
+    rewrites a request before writing it).  Where ``write`` is compiled, so is the result: it
+    is defined in the compiled module (whose names it shares), and its reference is the
+    reference given the same messages."""
+
+    def rewritten(inner: WriteConversation) -> WriteConversation:
+        def write_rewritten(
+            writer: Writer, messages: tuple[Message, ...], tools: tuple[Tool, ...], prompt: bool
+        ) -> None:
+            inner(writer, rewrite(messages, writer), tools, prompt)
+
+        return write_rewritten
+
+    reference = _REFERENCES.get(write)
+    if reference is None:
+        return rewritten(write)
+    namespace = write.__globals__
+    namespace["rewrite_messages"], namespace["compiled_write"] = rewrite, write
+    exec(  # (one line of Python, in the compiled module)
+        "def write_rewritten(writer, messages, tools, prompt):\n"
+        "    compiled_write(writer, rewrite_messages(messages, writer), tools, prompt)\n",
+        namespace,
+    )
+    outer: WriteConversation = namespace["write_rewritten"]
+    _REFERENCES[outer] = rewritten(reference)
+    return outer
+
+
 class _Source:
     """Lines of Python source, indented as they are added."""
 

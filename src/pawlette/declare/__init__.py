@@ -24,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from ..compile import wrapped_writer
 from ..engine.lexer import marker_pattern
 from ..format import Format
 from .answer_fence import AnswerFence
@@ -126,11 +127,15 @@ def declare(layout: Layout) -> Format:
             return declare(layout.from_options(options))
         return declare(dataclasses.replace(layout, options=options))
 
+    write = compiled_writer_of(layout)
+    for concept in layout.concepts:  # (a past answer's reasoning read out of its content)
+        if isinstance(concept, Reasoning) and concept.in_content:
+            write = wrapped_writer(write, concept.read_content)
     return Format(
         name=layout.name,
         summary=layout.summary,
         grammar=table,
-        write=compiled_writer_of(layout),
+        write=write,
         stop=stop,
         special_markers=markers_of(layout),
         forced_prefixes=forced_prefixes(layout),

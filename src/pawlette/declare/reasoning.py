@@ -18,11 +18,14 @@ from ..emit.jinja_text import jinja_string
 from ..engine.readers import ReasoningReader
 from ..errors import FormatError, RequestError
 from .concept import Concept
+from .content_reasoning import Reading, jinja_read, read_messages
 from .grammar import text_before
-from .pieces import Fence, text_of
+from .pieces import Fence, markers_in, text_of
 from .readers import OptionalReasoningReader
 
 if TYPE_CHECKING:
+    from ..engine.writer import Writer
+    from ..types import Message
     from .concept import Layout, Render, Table, Template, Turn
 
 
@@ -98,6 +101,19 @@ class Reasoning(Concept):
       or results (``("user", "tool")``): an answer right after another answer, or first in
       the conversation, writes none, its reasoning a recorded loss.  The parse table reads
       such a turn, begun with no opener after an answer, without a block.
+    - ``in_content``: which assistant messages have their reasoning taken out of their
+      content (``<think>plan</think>answer``): ``""`` none (the default); ``"unset"``: those
+      without ``reasoning_content`` (Qwen3, GLM); ``"empty"``: without or with an empty one
+      (Ling 3.0); ``"always"``: every one, its own reasoning kept where it has some (Laguna).
+      The reasoning is the text before the first close marker, after the last open marker
+      in it, without newlines at its ends; the content the text after the last close marker.
+      The turn is written (and read back) as one given both; text the split drops or trims is
+      a recorded loss.  The markers: the ``Marker`` pieces of ``open`` and ``close`` (else
+      their text without whitespace at its ends).
+    - ``in_content_turns``: the turns split: ``"all"`` (the default), ``"before_last_query"``
+      (up to the last user message: LFM2.5) or ``"past"`` (all but the last answer:
+      LFM2.5-Instruct).  ``in_content_trim``: the characters taken off the split content's
+      start and end (default ``("\\n", "")``; MiniMax-M2 ``("\\n", "\\n")``).
 
     Reading follows the prompt, as llama.cpp does: a completion whose prompt opened the block
     (``prompt`` ``"open"``/``"opened"``) starts inside it, so text without the close is all
@@ -120,6 +136,9 @@ class Reasoning(Concept):
     absent: Fence = ()
     trim: str = ""
     after: tuple[str, ...] = ()
+    in_content: Literal["", "unset", "empty", "always"] = ""
+    in_content_turns: Literal["all", "before_last_query", "past"] = "all"
+    in_content_trim: tuple[str, str] = ("\n", "")
 
     handles: ClassVar[frozenset[str]] = frozenset({"reasoning"})
     job: ClassVar[str | None] = "reasoning"
@@ -129,7 +148,27 @@ class Reasoning(Concept):
             raise FormatError(
                 f"{layout.name}: Reasoning: an empty open or close fence; expected both"
             )
-        self.check_choices(layout, "keep", "prompt", "no_query")
+        self.check_choices(layout, "keep", "prompt", "no_query", "in_content", "in_content_turns")
+        trim = self.in_content_trim
+        if not (
+            isinstance(trim, tuple) and len(trim) == 2 and all(isinstance(t, str) for t in trim)
+        ):
+            raise FormatError(
+                f"{layout.name}: Reasoning.in_content_trim: {trim!r}; expected two strings, the "
+                f"characters taken off the content's start and off its end"
+            )
+        split_fields = (self.in_content_turns, self.in_content_trim) != ("all", ("\n", ""))
+        if split_fields and not self.in_content:
+            raise FormatError(
+                f"{layout.name}: Reasoning.in_content_turns or in_content_trim without "
+                f"in_content; expected in_content to say which messages are split"
+            )
+        if self.in_content and not all(self.content_markers):
+            raise FormatError(
+                f"{layout.name}: Reasoning(in_content={self.in_content!r}) with open or close "
+                f"of whitespace alone; expected both fences to hold the markers a content is "
+                f"split at"
+            )
         if self.no_query != "kept" and self.keep != "after_last_query":
             raise FormatError(
                 f"{layout.name}: Reasoning(no_query={self.no_query!r}) with "
@@ -438,7 +477,31 @@ class Reasoning(Concept):
         """The Jinja expression of :meth:`last_query` (its loop: :meth:`jinja_setup`)."""
         return out.ns("reasoning_query", "-1") if self.not_query else out.needs_last_query()
 
+    @cached_property
+    def content_markers(self) -> tuple[str, str]:
+        """The open and close markers a content is split at (``in_content``)."""
+        markers = []
+        for pieces, which in ((self.open, -1), (self.close, 0)):
+            found = markers_in(pieces)
+            markers.append(found[which] if found else text_of(pieces).strip())
+        return markers[0], markers[1]
+
+    @cached_property
+    def content_reading(self) -> Reading:
+        """How ``in_content`` reads the reasoning out of a content."""
+        opening, closing = self.content_markers
+        return Reading(
+            self.in_content, self.in_content_turns, opening, closing, self.in_content_trim
+        )
+
+    def read_content(self, messages: tuple[Message, ...], writer: Writer) -> tuple[Message, ...]:
+        """``messages`` with their reasoning taken out of their content, as ``in_content``
+        says (what the split drops recorded in ``writer``'s losses)."""
+        return read_messages(self.content_reading, messages, writer)
+
     def jinja_setup(self, out: Template) -> None:
+        if self.in_content:
+            jinja_read(out, self.content_reading)
         if self.keep == "after_last_query" and self.not_query:
             start, end = self.not_query
             query = self._jinja_last_query(out)

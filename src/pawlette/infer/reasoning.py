@@ -19,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 from ..declare import Ignored, Reasoning, Trimmed
 from ..declare.pieces import text_of
@@ -282,6 +282,7 @@ def derive_reasoning(probe: Probe, draft: Draft) -> None:
                 "differs",
                 "the template changes it in a way no concept declares; written as given",
             )
+        _derive_in_content(probe, draft, head, calls, tools)
         empty = render(reasoning_content="")
         as_none = empty is not None and empty == render()
         held = render(reasoning_content=r1)
@@ -480,3 +481,47 @@ def _keeps_whitespace(
     r1 = probe.sentinel("r", 1)
     spaced = render(reasoning_content=f"\n {r1} \n")
     return spaced is not None and f"{opening}\n {r1} \n{closing}" in spaced
+
+
+def _derive_in_content(
+    probe: Probe,
+    draft: Draft,
+    head: list[dict[str, Any]],
+    calls: dict[str, Any],
+    tools: list[dict[str, Any]] | None,
+) -> None:
+    """A past answer's reasoning read out of its content (Qwen3's ``<think>R</think>A``
+    written as reasoning R and content A): ``Reasoning.in_content``, where a content holding
+    the block's markers is written as the same turn given R as ``reasoning_content``.  Which
+    messages the template splits: those without reasoning (``"unset"``), with none or an
+    empty one (``"empty"``), or every one, its own reasoning kept (``"always"``)."""
+    concept = draft.concepts[-1]
+    assert isinstance(concept, Reasoning)
+    opening, closing = concept.content_markers
+    if not opening or not closing:
+        return
+    a1, r1, r2 = probe.sentinel("a", 1), probe.sentinel("r", 1), probe.sentinel("r", 2)
+    inside = f"{opening}{r1}{closing}{a1}"
+
+    def render(content: str, **fields: Any) -> str | None:
+        return probe.render([*head, message("assistant", content, **calls, **fields)], tools)
+
+    given = render(a1, reasoning_content=r1)
+    if given is None or render(inside) != given:
+        return
+    mode: Literal["unset", "empty", "always"]
+    own = render(a1, reasoning_content=r2)
+    if own is not None and render(inside, reasoning_content=r2) == own:
+        mode = "always"
+    elif render(inside, reasoning_content="") == given:
+        mode = "empty"
+    else:
+        mode = "unset"
+    # The content's newlines taken off its end too (MiniMax-M2's strip('\\n')).
+    trim = ("\n", "\n") if render(inside + "\n") == given else ("\n", "")
+    draft.concepts[-1] = dataclasses.replace(concept, in_content=mode, in_content_trim=trim)
+    draft.capability(
+        "reasoning in a past answer's content",
+        "derived",
+        f"{opening}R{closing}A written as reasoning R and content A ({mode!r})",
+    )

@@ -49,10 +49,13 @@ Decisions:
   empty ``reasoning_content`` is no reasoning (the empty block, the text as given).  A call
   opening inside an unclosed block ends the reasoning (llama.cpp reads Ling so).
 
+An assistant message with no or empty ``reasoning_content`` whose content holds
+``</think>`` is written as the template writes it: the text before the first ``</think>``
+(after its ``<think>``) as its reasoning, the text after the last one as its content
+(``Reasoning(in_content="empty")``; text the split drops is a recorded loss).
+
 Remaining differences from the template:
 
-- A past assistant message whose content holds ``</think>`` (and no reasoning) is split by
-  the template; pawlette writes the content as given.
 - The template's ``thinking_option`` variable (without ``enable_thinking``) is not an option.
 """
 
@@ -168,6 +171,7 @@ def layout(options: BailingOptions) -> Layout:
                 prompt="open" if options.thinking else "empty",
                 calls_end=True,
                 trim="\n",
+                in_content="empty",
             ),
             XmlCalls(
                 open=fence(TOOL_CALL),

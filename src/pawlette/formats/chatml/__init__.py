@@ -66,9 +66,11 @@ Decisions (reference: Qwen's own templates, ``Qwen-Qwen2.5-7B-Instruct.jinja`` a
   (``Reasoning(no_query="dropped")``); the reasoning is a recorded loss.
 - **Trimmed text.**  Qwen3 writes a turn's reasoning without the newlines at its ends and
   the content after the block without the newlines at its start; pawlette writes them as
-  Qwen3 does and reports the change as a loss (``Reasoning(trim="\\n")``).  Content holding
-  ``</think>`` without ``reasoning_content`` is split by the real template; pawlette keeps it
-  as content.  A user message that itself starts with ``<tool_response>`` and ends with
+  Qwen3 does and reports the change as a loss (``Reasoning(trim="\\n")``).  An assistant
+  message without ``reasoning_content`` whose content holds ``</think>`` is written as the
+  template writes it: the text before the first ``</think>`` (after its ``<think>``) is the
+  reasoning, the text after the last one the content (``Reasoning(in_content="unset")``; text
+  the split drops is a recorded loss).  A user message that itself starts with ``<tool_response>`` and ends with
   ``</tool_response>`` (results a client sends as a user message) is not taken as the last
   query, as Qwen3's template takes none such (``Reasoning(not_query=...)``).
 - **QwQ** (``chatml:qwq``): no default system text; with tools the system turn starts with
@@ -110,8 +112,9 @@ Decisions (reference: Qwen's own templates, ``Qwen-Qwen2.5-7B-Instruct.jinja`` a
   block (``thinking=False``, the template's ``enable_thinking``: ``<think>\\n\\n</think>\\n\\n``).
   A call opening inside the block ends it; one newline between text and a call reads as
   the template's blank line.  Image and video parts are refused (the template writes its
-  vision tokens for them).  Differences that remain: content holding ``</think>`` without
-  ``reasoning_content`` is kept as content (the template splits it); a conversation whose
+  vision tokens for them).  Content holding ``</think>`` without ``reasoning_content`` is
+  split into reasoning and content as the template splits it (``in_content="unset"``).
+  Differences that remain: a conversation whose
   only user messages are ``<tool_response>...</tool_response>`` texts is rendered (the
   template refuses it); a system message of
   whitespace alone still gets the blank line after the tools.
@@ -126,10 +129,12 @@ Decisions (reference: Qwen's own templates, ``Qwen-Qwen2.5-7B-Instruct.jinja`` a
   leaves (:mod:`.nemotron`).  The prompt opens ``<think>\\n`` (``thinking=False``:
   ``<think></think>``).  With thinking on, a turn without reasoning does not extend the
   prompt (``<think></think>`` where the prompt opened ``<think>\\n``): the template's own
-  shape.  Differences that remain: content holding ``<think>``/``</think>`` without
-  ``reasoning_content`` is written after ``<think></think>`` (the template keeps it as it
-  is); reasoning of whitespace alone is written as no reasoning, as the template does, and
-  reads back as none.
+  shape.  Content holding ``<think>`` or ``</think>`` without ``reasoning_content`` is
+  written as the template writes it: as it is, trimmed, without ``<think></think>``; on a
+  turn before the last user message the template cuts it (after its last ``</think>``, or
+  in a turn of calls without one before its first ``<think>``) behind ``<think></think>``
+  (a recorded loss).  Reasoning of whitespace alone is written as no reasoning, as the
+  template does, and reads back as none.
 - **Step 3.5 Flash** (``chatml:stepfun3.5``, declared in :mod:`.xml`; reference:
   ``StepFun3.5-Flash.jinja``): Qwen3-Coder's calls, written right after the turn's text and
   right after each other (no newline between them), the text as given.  The tools are JSON
@@ -147,9 +152,7 @@ Decisions (reference: Qwen's own templates, ``Qwen-Qwen2.5-7B-Instruct.jinja`` a
   ``<function=...>`` block without ``<tool_call>`` stays text (vLLM reads it as a call:
   pawlette reads what the template writes and its grammar allows).  Differences that
   remain: the template writes ``bos_token`` first, whose value is not known (Step's
-  ``tokenizer_config.json`` was not found), so the format writes nothing there; content
-  holding ``</think>`` without ``reasoning_content`` is kept as content (the template splits
-  it); a later system message named ``observation`` is written as ``system`` (the template
+  ``tokenizer_config.json`` was not found), so the format writes nothing there; a later system message named ``observation`` is written as ``system`` (the template
   writes the role ``observation``: a message's ``name`` is a recorded loss here as in every
   ChatML variant); image parts are refused (the template writes ``<im_patch>`` for them).
 - **Thinking off** (``thinking=False``, ``enable_thinking=false``): Qwen3's prompt writes an
@@ -258,6 +261,7 @@ REASONING = Reasoning(
     not_query=TOOL_RESPONSE_TEXT,
     empty_on_last=True,
     trim="\n",
+    in_content="unset",
 )
 
 

@@ -192,6 +192,7 @@ def qwen35_layout(options: ChatmlOptions) -> Layout:
         trim=WHITESPACE,
         # A call opening inside the block ends it (llama.cpp's, vLLM's and SGLang's reading).
         calls_end=True,
+        in_content="unset",
     )
     return Layout(
         name="chatml",
@@ -339,6 +340,7 @@ def stepfun_layout(options: ChatmlOptions) -> Layout:
                 prompt="open",
                 # A call opening inside the block ends it, as Qwen3.5's and Nemotron's do.
                 calls_end=True,
+                in_content="unset",
             ),
             Ignored(("name",)),
             XmlCalls(

@@ -89,10 +89,13 @@ Decisions:
 - **Refusals**: call arguments that are not a JSON object are refused (GLM-4.6's template
   raises, GLM-4.7's fails on them), with their path.
 
+A past assistant message without ``reasoning_content`` whose content holds ``</think>`` is
+written as the templates write it: the text before the first ``</think>`` (after its
+``<think>``) as its reasoning, the text after the last one as its content
+(``Reasoning(in_content="unset")``; text the split drops is a recorded loss).
+
 Remaining differences from the templates:
 
-- A past assistant message whose content holds ``</think>`` (and no ``reasoning_content``)
-  is split by the template into reasoning and content; pawlette writes the content as given.
 - A tool message whose content is a list of parts: the template writes a second
   ``<|observation|>`` and each part's Python ``repr``; pawlette writes the text parts as one
   result.
@@ -224,6 +227,7 @@ def layout(options: GlmOptions) -> Layout:
             prompt="" if options.thinking else "empty",
             calls_end=True,
             trim=WHITESPACE,
+            in_content="unset",
         )
     else:
         block = Reasoning(
@@ -234,6 +238,7 @@ def layout(options: GlmOptions) -> Layout:
             prompt="open" if options.thinking else "",
             calls_end=True,
             trim=WHITESPACE,
+            in_content="unset",
         )
     assistant = Frame(open=_fence(ASSISTANT))
     if not newlines and not options.thinking:

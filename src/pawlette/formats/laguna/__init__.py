@@ -101,13 +101,16 @@ Decisions:
   ``</think>`` is the stand-in of past turns without reasoning: not trainable there, and a
   forced call follows it directly.
 
+Laguna XS: an assistant message whose content holds ``</think>`` is written as its
+templates write it: its content is the text after the last ``</think>``, and where the message has no
+reasoning of its own, the text before the first ``</think>`` (after its ``<think>``) is its
+reasoning (``Reasoning(in_content="always")``; text the split drops is a recorded loss).
+
 Remaining differences from the templates:
 
 - A message whose content is a list of parts: the templates write it as empty text; pawlette
   writes its text parts.
-- Laguna XS: a past assistant message whose content holds ``</think>`` (and no reasoning) is
-  split by the template into reasoning and content; pawlette writes the content as given.
-  The template's ``render_assistant_messages_raw`` (content dumped verbatim) is not offered.
+- Laguna XS: the template's ``render_assistant_messages_raw`` (content dumped verbatim) is not offered.
 - Laguna XS thinking on, and XS thinking off with a turn that has reasoning: the prompt
   (``<assistant>\\n<think>`` / ``<assistant>\\n</think>``) is the template's own; a past turn
   of the other kind does not extend it.
@@ -256,6 +259,7 @@ def layout(options: LagunaOptions) -> Layout:
             prompt="opened" if options.thinking else "closed",
             calls_end=True,
             trim=WHITESPACE,
+            in_content="always",
         )
         prompt = fence(ASSISTANT, "\n", THINK if options.thinking else THINK_END)
         text: tuple[Any, ...] = (Trimmed(roles=("assistant",), lead=fence("\n")),)

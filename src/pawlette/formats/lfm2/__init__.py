@@ -61,7 +61,12 @@ Decisions (references: ``LFM2-8B-A1B.jinja``, ``LFM2.5-Instruct.jinja`` and
   ``thinking`` field transformers fills from ``reasoning_content``; an empty text gets an
   empty block, read back as none; its ``preserve_thinking`` keeps every turn's, which
   pawlette does not offer); earlier turns lose it.  LFM2's and LFM2.5-Instruct's templates
-  never write it (a recorded loss).  Names are not written (a recorded loss).
+  never write it (a recorded loss).  Names are not written (a recorded loss).  A past
+  answer's content holding ``</think>`` is written from after its last ``</think>``,
+  trimmed, on a turn up to the last user message (LFM2.5-8B-A1B) or on every assistant turn
+  but the conversation's last (LFM2.5-Instruct), as those templates cut it; the reasoning
+  before it is not written (``Reasoning(in_content="always", in_content_turns=...)``; a
+  recorded loss).
 - **Reading** follows llama.cpp's LFM2 handlers and vLLM's ``pythonic`` tool parser (its
   cases): text before the call list is content, the list holds one or more calls, each
   argument a keyword whose value is a Python literal (``True``/``None``, JSON's
@@ -80,10 +85,7 @@ string argument in which a ``'`` is followed by ``'``, ``)`` or ``,``, or comes 
 refused (see **Arguments**); a string inside a list holding a private-use, unassigned or
 astral character that Python's ``repr`` escapes is written as it is (as every Python literal
 pawlette writes: the exported template cannot list those characters); the grammar does not
-hold a string argument to ``minLength``/``maxLength`` (a note says so).  Content holding
-``</think>`` on a turn before the last user message (LFM2.5-8B-A1B) or the last assistant
-message (LFM2.5-Instruct) is written as given (those templates keep only what follows the
-block, trimmed).  Content given as a list
+hold a string argument to ``minLength``/``maxLength`` (a note says so).  Content given as a list
 of text parts is written as their joined text (as LFM2.5's templates write it), where
 LFM2's template writes the list's JSON.
 """
@@ -93,6 +95,7 @@ LFM2's template writes the list's JSON.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from pawlette.declare import (
     Frame,
@@ -162,6 +165,22 @@ LFM25_INSTRUCT = Lfm2Options(write_calls=False, write_reasoning=False, template_
 VARIANTS = {"lfm2-8b-a1b": LFM2_8B_A1B, "lfm2.5-instruct": LFM25_INSTRUCT}
 
 
+WHITESPACE = "".join(chr(code) for code in range(0x3001) if chr(code).isspace())
+"""What Jinja's ``trim`` takes off under transformers (Python's ``str.strip()``)."""
+
+CUT_PAST_ANSWERS: dict[bool, dict[str, Any]] = {
+    # By write_reasoning: LFM2.5-8B-A1B's template cuts a past answer's content after its last
+    # </think> in the turns up to the last user message (those whose reasoning it drops),
+    # LFM2.5-Instruct's in every answer but the last; both trim what is left.
+    write: {
+        "in_content": "always",
+        "in_content_turns": "before_last_query" if write else "past",
+        "in_content_trim": (WHITESPACE, WHITESPACE),
+    }
+    for write in (True, False)
+}
+
+
 def frame(role: str) -> Frame:
     # <|endoftext|> ends a turn too, as llama.cpp stops on it (an end-of-generation token).
     also_end = (fence(END_OF_TEXT),) if role == "assistant" else ()
@@ -196,6 +215,9 @@ def layout(options: Lfm2Options) -> Layout:
                 close=fence(THINK_END),
                 keep="after_last_query" if options.write_reasoning else "none",
                 empty_given=True if options.write_reasoning else None,
+                # A past answer's content is cut after its last </think> and trimmed: up to
+                # the last user message (LFM2.5), or all but the last answer (LFM2.5-Instruct).
+                **({} if options.markers else CUT_PAST_ANSWERS[options.write_reasoning]),
             ),
             Lfm2Calls(
                 open=fence(TOOL_CALL_START),

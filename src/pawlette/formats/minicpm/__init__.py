@@ -91,15 +91,14 @@ token ids by their spelling).
   llguidance's greedy lexer does not take the opener's first characters as text
   (:func:`pawlette.declare.grammar.text_then`).
 
-Remaining differences from the template, all on input no generated conversation of the
-family's tests holds but the first:
+An assistant message without ``reasoning_content`` whose content holds ``</think>`` is
+written as the template writes it: the text before the first ``</think>`` (after its
+``<think>``) as its reasoning, the text after the last one as its content
+(``Reasoning(in_content="unset")``; text the split drops is a recorded loss).
 
-- an assistant text holding ``</think>`` in a message without ``reasoning_content``: the
-  template takes the part before the last ``</think>`` as reasoning (written as a block
-  after the last user message) and the rest, without its leading newlines, as the text;
-  pawlette writes the text as given (a declaration writes a message's fields, not text
-  it finds inside them).  1 of the 79 generated conversations of the model table differs
-  so;
+Remaining differences from the template, all on input no generated conversation of the
+family's tests holds:
+
 - content given as a list of parts: the template writes no text for it (it reads only a
   string), and a tool result given so as its JSON; pawlette writes the parts' text;
 - a conversation whose only user messages are ``<tool_response>...</tool_response>``
@@ -194,6 +193,7 @@ def layout(options: MinicpmOptions) -> Layout:
                 not_query=("<tool_response>", "</tool_response>"),
                 trim="\n",
                 prompt=prompt,
+                in_content="unset",
             ),
             Ignored(("name",)),
             CdataXmlCalls(

@@ -146,10 +146,14 @@ messages, the tools list and the results are M2's):
   (``R</mm:think>answer``); ``m3-no-thinking``'s writes ``</mm:think>``, so a completion is
   the answer.
 
+A MiniMax-M2 assistant message without ``reasoning_content`` whose content holds
+``</think>`` is written as the template writes it: the text before the first ``</think>``
+(after its ``<think>``) as its reasoning, the text after the last one, without newlines at
+its ends, as its content (``Reasoning(in_content="unset", in_content_trim=("\\n",
+"\\n"))``; text the split drops is a recorded loss).
+
 Remaining differences from the templates:
 
-- A past assistant message whose content holds ``</think>`` (and no ``reasoning_content``)
-  is split by the template into reasoning and content; pawlette writes the content as given.
 - A turn without reasoning after the prompt's ``<think>\\n``: past turns without reasoning
   are ``]~b]ai\\nTEXT`` while the prompt is ``]~b]ai\\n<think>\\n`` (the template's own shape:
   no training render of such a turn extends the prompt render).
@@ -340,6 +344,8 @@ def _m2_concepts() -> tuple[Concept, ...]:
             keep="after_last_query",
             prompt="open",
             calls_end=True,
+            in_content="unset",
+            in_content_trim=("\n", "\n"),
         ),
         XmlCalls(
             open=fence('<invoke name="'),
