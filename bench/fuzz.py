@@ -10,6 +10,7 @@ Targets are a list, :data:`TARGETS`; add one with :func:`register` (a request-va
 Prompter or server target takes the same shape: ``check(format, rng) -> (input, problems)``).
 
     python -m bench.fuzz                         # 100,000 inputs per format and target
+    python -m bench.fuzz --inputs 2000           # every format and variant, 2,000 each
     python -m bench.fuzz --inputs 2000 --seed 7 --formats pcml omni --targets parsers
     python -m bench.fuzz --inputs 20000 --targets upstream   # odd engine framing, server side
 """
@@ -25,6 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import pawlette
+from bench.registered import every_format
 from tests.strategies.completions import completion, problems
 
 KINDS = ("crash", "invalid call", "lost", "duplicated", "disagreement")
@@ -203,10 +205,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.fuzz", description=__doc__)
     parser.add_argument("--inputs", type=int, default=100_000, help="per format and target")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--formats", nargs="*", default=pawlette.formats())
+    parser.add_argument(
+        "--formats",
+        nargs="*",
+        default=every_format(),
+        help="names as -f takes them (default: every registered format and variant)",
+    )
     parser.add_argument("--targets", nargs="*", default=[t.name for t in TARGETS])
     arguments = parser.parse_args(argv)
     chosen = [t for t in TARGETS if t.name in arguments.targets]
+    print(
+        f"{arguments.inputs:,} generated inputs per format and target, seed {arguments.seed}, "
+        f"{len(arguments.formats)} formats and variants; targets: "
+        + ", ".join(target.name for target in chosen)
+        + "\n"
+    )
     tallies = run(chosen, arguments.formats, arguments.inputs, arguments.seed)
     print(report(tallies))
     failed = any(sum((t.counts or Counter()).values()) for t in tallies.values())
@@ -220,12 +233,17 @@ if __name__ == "__main__":
         measure="fuzz-parsers",
         title="Fuzzing the parsers with generated model output",
         what=(
-            "Generated model output for every format (valid calls, malformed calls of every "
-            "kind, marker spellings in every text slot, each ending), parsed whole, a "
-            "character at a time, in random pieces, with live arguments, as OpenAI chunks and "
-            "through the server's pipeline; a sentinel in every run of text tells lost or "
-            "repeated text. Every column but the inputs and the seconds must be 0."
+            "Generated model output for every registered format and each variant of a "
+            "declared one (valid calls, malformed calls of every kind, marker spellings in "
+            "every text slot, each ending). Target `parsers`: parsed whole (lenient and "
+            "strict); one input in ten also a character at a time, in random pieces, with "
+            "live arguments, as OpenAI chunks and through the server's pipeline, each of "
+            "which must agree with the whole parse; a sentinel in every run of text tells "
+            "lost or repeated text. Target `upstream`: the completion streamed by an engine "
+            "with odd HTTP and SSE framing, read as the server reads it. Every column but the "
+            "inputs and the seconds must be 0."
         ),
         peer="none (the contract is absolute)",
+        findings=True,
     )
     sys.exit(pages.run(main, PAGE))

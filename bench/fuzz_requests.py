@@ -29,10 +29,12 @@ Usage: python -m bench.fuzz_requests [--count 100000] [--seed 0] [--formats pcml
                                      [--channels python cli server prompter] [--show 3]
                                      [--engine generic|llamacpp|vllm|...]
 
-It prints, per format and channel, the inputs, the crashes (exceptions other than pawlette's,
-and non-UTF-8 output) and the 500s (server answers other than 200 and 400, or an error
-event), with the first few failing inputs.  The suite runs the same generator on a few hundred
-inputs per format (tests/test_json_values.py, tests/serve/test_errors.py).
+It prints a Markdown table, a row per format and channel: the inputs, the crashes (exceptions
+other than pawlette's, and non-UTF-8 output), the 500s (server answers other than 200 and 400,
+or an error event), the outcomes and the seconds spent; then the first few failing inputs.
+The formats are every registered format and each variant of a declared one
+(``chatml:qwen2.5``) unless ``--formats`` names others.  The suite runs the same generator on
+a few hundred inputs per format (tests/test_json_values.py, tests/serve/test_errors.py).
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pawlette
+from bench.registered import every_format
 from pawlette.errors import PawletteError, RequestError
 
 # --------------------------------------------------------------------------- hostile values
@@ -278,26 +281,28 @@ def base_requests(format_name: str) -> list[dict[str, Any]]:
     except RequestError:  # a schema its template cannot write (GigaChat's: items false)
         named["tools"][-1] = _tool("search")
     requests = [chat, calls, forced, named]
-    if format_name in ("pcml", "omni"):
-        reasoning = copy.deepcopy(chat)
-        reasoning["messages"][2]["reasoning_content"] = "Look outside."
-        requests.append(reasoning)
-    if format_name in ("pcml", "chatglm3"):
-        named = copy.deepcopy(chat)
-        named["messages"][1]["name"] = "Alice"
-        requests.append(named)
-    if format_name in ("omni", "breeze"):
-        image = {"type": "image_url", "image_url": {"url": "a.png", "width": 448, "height": 448}}
-        if format_name == "omni":
-            image["image_url"]["tokens"] = 4
-        pictured = copy.deepcopy(chat)
-        pictured["messages"][1]["content"] = [
-            image,
-            {"type": "text", "text": " and "},
-            copy.deepcopy(image),
-            {"type": "text", "text": " together?"},
-        ]
-        requests.append(pictured)
+    # What else the format carries, each kept when the format renders it: reasoning on the
+    # assistant's turn, a speaker's name, two images around text.
+    reasoning = copy.deepcopy(chat)
+    reasoning["messages"][-2]["reasoning_content"] = "Look outside."
+    named_speaker = copy.deepcopy(chat)
+    named_speaker["messages"][-3]["name"] = "Alice"
+    image = {"type": "image_url", "image_url": {"url": "a.png", "width": 448, "height": 448}}
+    if format_name.partition(":")[0] == "omni":
+        image["image_url"]["tokens"] = 4
+    pictured = copy.deepcopy(chat)
+    pictured["messages"][-3]["content"] = [
+        image,
+        {"type": "text", "text": " and "},
+        copy.deepcopy(image),
+        {"type": "text", "text": " together?"},
+    ]
+    for extra in (reasoning, named_speaker, pictured):
+        try:
+            fmt.render(extra)
+        except RequestError:
+            continue
+        requests.append(extra)
     return requests
 
 
@@ -424,6 +429,7 @@ class Tally:
     inputs: int = 0
     crashes: int = 0
     server_errors: int = 0
+    seconds: float = 0.0
     answered: dict[str, int] = field(default_factory=dict)
     examples: list[str] = field(default_factory=list)
 
@@ -699,6 +705,15 @@ def check_prompter(format_name: str, request: Any, tally: Tally, show: int) -> N
 CHANNELS = ("python", "cli", "server", "prompter")
 
 
+@contextlib.contextmanager
+def _timed(tally: Tally) -> Iterator[None]:
+    started = time.perf_counter()
+    try:
+        yield
+    finally:
+        tally.seconds += time.perf_counter() - started
+
+
 def run_format(
     format_name: str,
     count: int,
@@ -717,7 +732,8 @@ def run_format(
     try:
         for number, request in zip(range(count), generate(format_name, seed), strict=False):
             if "python" in channels:
-                check_python(fmt, request, tallies["python"], show)
+                with _timed(tallies["python"]):
+                    check_python(fmt, request, tallies["python"], show)
             stream = number % 2 == 1
             if stream and isinstance(request, dict):
                 request = {**request, "stream": True}
@@ -725,11 +741,14 @@ def run_format(
             if rng.random() < 0.05:
                 body = corrupt(body, rng)
             if cli is not None:
-                cli.check(format_name, request, body, tallies["cli"], show)
+                with _timed(tallies["cli"]):
+                    cli.check(format_name, request, body, tallies["cli"], show)
             if server is not None:
-                server.check(request, body, tallies["server"], show, stream=stream)
+                with _timed(tallies["server"]):
+                    server.check(request, body, tallies["server"], show, stream=stream)
             if "prompter" in channels:
-                check_prompter(format_name, request, tallies["prompter"], show)
+                with _timed(tallies["prompter"]):
+                    check_prompter(format_name, request, tallies["prompter"], show)
     finally:
         if cli is not None:
             cli.close()
@@ -742,7 +761,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--count", type=int, default=100_000, help="inputs per format")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--formats", nargs="*", default=list(pawlette.formats()))
+    parser.add_argument(
+        "--formats",
+        nargs="*",
+        default=every_format(),
+        help="names as -f takes them (default: every registered format and variant)",
+    )
     parser.add_argument("--channels", nargs="*", default=list(CHANNELS), choices=CHANNELS)
     parser.add_argument("--show", type=int, default=3, help="failing inputs shown per channel")
     parser.add_argument(
@@ -753,9 +777,10 @@ def main(argv: list[str] | None = None) -> int:
 
     logging.getLogger("pawlette.serve").setLevel(logging.CRITICAL)  # the 500s are counted
     failures = 0
-    print(f"{'format':<9} {'channel':<9} {'inputs':>8} {'crashes':>8} {'500s':>6}  outcomes")
+    examples: list[str] = []
+    print("| format | channel | inputs | crashes | 500s | outcomes | seconds |")
+    print("|---|---|---:|---:|---:|---|---:|")
     for format_name in arguments.formats:
-        started = time.monotonic()
         tallies = run_format(
             format_name,
             arguments.count,
@@ -765,16 +790,17 @@ def main(argv: list[str] | None = None) -> int:
             arguments.engine,
         )
         for channel, tally in tallies.items():
-            outcomes = ", ".join(f"{k} {v}" for k, v in sorted(tally.answered.items()))
+            outcomes = ", ".join(f"{k} {v:,}" for k, v in sorted(tally.answered.items()))
             print(
-                f"{format_name:<9} {channel:<9} {tally.inputs:>8} {tally.crashes:>8} "
-                f"{tally.server_errors:>6}  {outcomes}"
+                f"| {format_name} | {channel} | {tally.inputs:,} | {tally.crashes} "
+                f"| {tally.server_errors} | {outcomes} | {tally.seconds:.0f} |"
             )
-            for example in tally.examples:
-                print("    " + example)
+            examples += [f"{format_name} {channel}: {example}" for example in tally.examples]
             failures += tally.crashes + tally.server_errors
-        print(f"{format_name:<9} ({time.monotonic() - started:.0f} s)")
         sys.stdout.flush()
+    print()
+    for example in examples:
+        print(example)
     print("all zero" if not failures else f"{failures} failures")
     return 1 if failures else 0
 
@@ -786,7 +812,8 @@ if __name__ == "__main__":
         measure="fuzz-requests",
         title="Fuzzing every entry point with hostile requests",
         what=(
-            "A valid request of the format with one to three mutations (lone surrogates, NaN, "
+            "For every registered format and each variant of a declared one, a valid "
+            "request of the format with one to three mutations (lone surrogates, NaN, "
             "5,000-digit integers, deep nesting, bytes, sets, cycles, unknown keys, markers "
             "inserted into strings, broken JSON), sent through the Python API, `pawlette "
             "render`, the server (streamed and not) and the Prompter. A crash is any "
@@ -794,5 +821,6 @@ if __name__ == "__main__":
             "answer 200 or 400 with OpenAI's error body, never a 500."
         ),
         peer="none (the contract is absolute)",
+        findings=True,
     )
     sys.exit(pages.run(main, PAGE))

@@ -11,7 +11,8 @@ the title and what is measured, the command as run, the peer, the machine (cores
 average at start and end, Python), the date, pawlette's version and the commit, and the
 script's output as it printed it (its Markdown tables as tables, the rest as text).  A run
 that fails (an exception or a non-zero status) writes no page, so a page always holds a
-finished run.
+finished run; a page with ``findings`` (a fuzz run, whose status counts what it found) is
+written whatever the status, which the run still returns.
 """
 
 from __future__ import annotations
@@ -45,6 +46,9 @@ class Page:
     """What is measured and how to read the table, in a few sentences."""
     peer: str
     """The peer it is compared with (name and how its version is found), or ``none``."""
+    findings: bool = False
+    """A run whose status is not 0 still writes the page: the status says the run found
+    something (a fuzz run's crashes), and what it found is the page's result."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -205,7 +209,7 @@ def run(
     with _teed() as tee:
         status = main()
     status = 0 if status is None else int(status)
-    if status != 0:
+    if status != 0 and not chosen.findings:
         print(f"{FLAG}: the run failed (status {status}); no page written", file=sys.stderr)
         return status
     import pawlette
@@ -222,4 +226,4 @@ def run(
     path = write(chosen, measured, as_markdown(tee.kept.getvalue()))
     shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
     print(f"{FLAG}: wrote {shown}", file=sys.stderr)
-    return 0
+    return status

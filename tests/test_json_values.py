@@ -11,6 +11,7 @@ import pytest
 
 import pawlette
 from bench import fuzz_requests
+from bench.registered import every_format
 from pawlette.errors import RequestError
 from pawlette.json_values import (
     MAX_JSON_DEPTH,
@@ -104,7 +105,7 @@ def test_messages_quote_values_safely() -> None:
 COUNT = 150  # inputs per format here; the bench runs 100,000
 
 
-@pytest.mark.parametrize("name", pawlette.formats())
+@pytest.mark.parametrize("name", every_format())
 def test_the_fuzz_base_requests_render(name: str) -> None:
     fmt = pawlette.get_format(name)
     for request in fuzz_requests.base_requests(name):
@@ -118,6 +119,17 @@ def test_hostile_requests_never_crash_python_cli_or_prompter(name: str) -> None:
         assert tally.inputs >= COUNT, channel
         assert (tally.crashes, tally.server_errors) == (0, 0), "\n".join(tally.examples)
         assert len(tally.answered) >= 2, (channel, tally.answered)  # some refused, some not
+
+
+@pytest.mark.sampled
+@pytest.mark.parametrize("name", [name for name in every_format() if ":" in name])
+def test_hostile_requests_never_crash_python_cli_or_prompter_in_a_variant(name: str) -> None:
+    """The same on the variants of the declared formats (a drawn share of them each run)."""
+    tallies = fuzz_requests.run_format(name, COUNT, 14, ("python", "cli", "prompter"), show=3)
+    for channel, tally in tallies.items():
+        assert tally.inputs >= COUNT, channel
+        assert (tally.crashes, tally.server_errors) == (0, 0), "\n".join(tally.examples)
+        assert len(tally.answered) >= 2, (channel, tally.answered)
 
 
 def test_the_generator_reaches_the_hostile_values_of_issue_14() -> None:

@@ -147,3 +147,23 @@ def test_a_value_of_no_schema_type_is_json_where_it_is(written: str, read: Any) 
     text = f'<call name="f"><arg name="s">{written}</arg></call><end>'
     (call,) = PLAIN.parse(text).message["tool_calls"]
     assert json.loads(call["function"]["arguments"]) == {"s": read}
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="XmlCallsGrammar.items reads parameters['properties'] and ['required'] without "
+    "checking their shapes: an AttributeError or TypeError, a 500 from the server",
+)
+@pytest.mark.parametrize("parameters", [{"properties": 1.5}, {"properties": "x"}, {"required": 5}])
+@pytest.mark.parametrize("name", ["glm", "glm:4.7", "deepseek_dsml", "seed_oss", "minicpm"])
+def test_a_schema_keyword_of_the_wrong_shape_is_the_schemas_error_in_the_grammar(
+    name: str, parameters: dict[str, Any]
+) -> None:
+    """As in the JSON formats' grammars (``emit/schema_walk.py``): a ValueError naming the
+    keyword, which the server answers with a 400 (found by ``bench/fuzz_requests.py``)."""
+    from pawlette.export.grammar import export_grammar_bundle
+    from pawlette.openai import tools_from_openai
+
+    tool = {"type": "function", "function": {"name": "f", "parameters": parameters}}
+    with pytest.raises(ValueError, match=r"properties|required"):
+        export_grammar_bundle(name, tools_from_openai([tool]), "required", True, "gbnf")

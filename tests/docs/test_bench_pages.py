@@ -58,6 +58,28 @@ def test_a_failed_run_writes_no_page(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_page_of_findings_is_written_whatever_the_status(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fuzz run's status counts what it found; what it found is its page's result."""
+    monkeypatch.setattr(pages, "PAGES", tmp_path)
+
+    def found() -> int:
+        print("| format | crashes |")
+        print("|---|---|")
+        print("| pcml | 2 |")
+        return 1
+
+    fuzz = pages.Page("fuzz", "Fuzz", "What it finds.", "none", findings=True)
+    assert pages.run(found, fuzz, ["bench/fuzz.py", "--write-page"]) == 1
+    assert "| pcml | 2 |\n" in (tmp_path / "fuzz.md").read_text(encoding="utf-8")
+    with pytest.raises(RuntimeError):  # an exception is no finding: no page
+        pages.run(
+            _raise, pages.Page("broken", "", "", "none", findings=True), ["b.py", "--write-page"]
+        )
+    assert not (tmp_path / "broken.md").exists()
+
+
 def _raise() -> int:
     raise RuntimeError("the benchmark broke")
 

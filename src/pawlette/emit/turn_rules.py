@@ -171,7 +171,8 @@ def constrained_text(rules: Rules, name: str, where: str, schema: Mapping[str, A
     if regex is not None:
         parts.append(f"/{regex}/")
     if isinstance(low, int) or isinstance(high, int):
-        bottom = max(int(low or 0), 1)
+        # A length of another type is no bound, as when it is missing (one bound may be).
+        bottom = max(low if isinstance(low, int) else 0, 1)
         top = "" if not isinstance(high, int) else str(high)
         parts.append(f"/(?s:.{{{bottom},{top}}})/")
     rules.lark_extra[name] = " & ".join(parts)

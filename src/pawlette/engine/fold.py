@@ -55,13 +55,17 @@ class _MessageBuilder:
         self.text: list[str] = []
 
     def only_declares_tools(self) -> bool:
-        """A turn written only to hold the tools (no text, no header): not a message."""
+        """A turn written only to hold the tools (no text, no header): not a message.  A
+        turn with reasoning or calls is a message wherever its tools block came."""
         return (
             self.declared_tools
             and not self.text
             and not self.parts
             and not self.fields
             and not self.metadata
+            and not self.reasoning
+            and not self.steps
+            and not self.call_heads
         )
 
     def flush_text(self) -> None:

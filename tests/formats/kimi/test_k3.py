@@ -303,3 +303,17 @@ def test_the_turn_grammar_accepts_the_writers_turns(choice: str) -> None:
     assert accepts(name, lark, tokens[:-1])
     assert not accepts(name, lark, ids(written.replace("get_weather", "get_wetter"))[:-1])
     assert not accepts(name, lark, [*tokens, tokens[-1]])  # the end marker is the engine's
+
+
+@pytest.mark.parametrize("parameters", [{"properties": 1.5}, {"properties": "x"}, {"required": 5}])
+def test_a_schema_keyword_of_the_wrong_shape_is_the_schemas_error_in_the_grammar(
+    parameters: dict[str, object],
+) -> None:
+    """A ValueError naming the keyword (the server's 400), not a TypeError or an
+    AttributeError (a 500: found by ``bench/fuzz_requests.py`` on kimi:k3-no-thinking)."""
+    from pawlette.export.grammar import export_grammar_bundle
+    from pawlette.openai import tools_from_openai
+
+    tool = {"type": "function", "function": {"name": "f", "parameters": parameters}}
+    with pytest.raises(ValueError, match=r"parameters\.(properties|required)"):
+        export_grammar_bundle("kimi:k3", tools_from_openai([tool]), "required", True, "gbnf")

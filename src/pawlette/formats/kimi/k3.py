@@ -456,7 +456,16 @@ class _TaggedCallSet(SectionedCalls):
         tool = turn.tools[number]
         parameters = tool.parameters if isinstance(tool.parameters, dict) else {}
         properties = parameters.get("properties") or {}
-        required = set(parameters.get("required") or ())
+        listed = parameters.get("required") or []
+        # A keyword of the wrong shape is the schema's error (a ValueError, as in the JSON
+        # schemas' grammars: the server's 400), never a crash.
+        if not isinstance(properties, dict):
+            raise ValueError(
+                f"tools[{number}].parameters.properties: {properties!r}; expected an object"
+            )
+        if not isinstance(listed, list):
+            raise ValueError(f"tools[{number}].parameters.required: {listed!r}; expected an array")
+        required = {key for key in listed if isinstance(key, str)}
         digits = Repeat(CharClass("0123456789"), 1, None)
         pieces: list[Node] = [
             *turn.nodes(self.calls.open),
