@@ -149,11 +149,6 @@ def test_a_value_of_no_schema_type_is_json_where_it_is(written: str, read: Any) 
     assert json.loads(call["function"]["arguments"]) == {"s": read}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="XmlCallsGrammar.items reads parameters['properties'] and ['required'] without "
-    "checking their shapes: an AttributeError or TypeError, a 500 from the server",
-)
 @pytest.mark.parametrize("parameters", [{"properties": 1.5}, {"properties": "x"}, {"required": 5}])
 @pytest.mark.parametrize("name", ["glm", "glm:4.7", "deepseek_dsml", "seed_oss", "minicpm"])
 def test_a_schema_keyword_of_the_wrong_shape_is_the_schemas_error_in_the_grammar(

@@ -627,24 +627,10 @@ def test_hostile_requests_never_get_a_500() -> None:
         assert set(tally.answered) == {"200", "400"}, tally.answered
 
 
-def _every_other_format() -> list[Any]:
+def _every_other_format() -> list[str]:
     from bench.registered import every_format
 
-    return [
-        pytest.param(name, marks=_KNOWN_500S[name]) if name in _KNOWN_500S else name
-        for name in every_format()
-        if name not in ("pcml", "chatglm3", "breeze", "omni")
-    ]
-
-
-_XML_SCHEMA_SHAPES = pytest.mark.xfail(
-    strict=True,
-    reason="declare/xml_calls.py XmlCallsGrammar.items: parameters 'properties' or "
-    "'required' of the wrong shape raise AttributeError or TypeError, not ValueError "
-    "(tests/declare/test_xml_calls.py)",
-)
-_KNOWN_500S: dict[str, Any] = {"spark:thinking": _XML_SCHEMA_SHAPES}
-"""The formats whose draw of inputs here meets a known 500, with the test naming it."""
+    return [name for name in every_format() if name not in ("pcml", "chatglm3", "breeze", "omni")]
 
 
 @pytest.mark.sampled

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ..emit.grammar_ast import Lit, Node, Repeat, Rules, alt, optional, seq
 from ..emit.grammar_ast import Marker as MarkerNode
+from ..emit.schema_walk import check_shapes
 from ..engine.call_arguments import MAX_NESTING, arguments_problem, load_json
 from ..engine.kept import MISSING, Kept
 from ..engine.machine import Parser
@@ -677,6 +678,9 @@ class XmlCallSet(SectionedCalls):
         calls = self.calls
         tool = turn.tools[number]
         parameters = tool.parameters if isinstance(tool.parameters, Mapping) else {}
+        # A keyword of the wrong shape is the schema's error (the server's 400), as in the
+        # JSON formats' grammars.
+        check_shapes(parameters, f"tools[{number}].parameters")
         properties = parameters.get("properties") or {}
         required = set(parameters.get("required") or ())
         pieces: list[Node] = [

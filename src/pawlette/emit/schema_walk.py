@@ -183,7 +183,7 @@ class SchemaWalker(ABC, Generic[Grammar]):
         for key in schema:
             if key not in _HANDLED and key not in _DESCRIPTIVE:
                 self._note(where, repr(key))
-        _check_shapes(schema, where)
+        check_shapes(schema, where)
         if "$ref" in schema:
             return self._ref(schema["$ref"], where)
         if "const" in schema:
@@ -282,7 +282,7 @@ class SchemaWalker(ABC, Generic[Grammar]):
 
     def _members(self, schema: Mapping[str, Any], where: str, *, keyword: bool) -> Grammar:
         """An object's members (no braces): the declared ones in order, then any extra."""
-        _check_shapes(schema, where)
+        check_shapes(schema, where)
         properties: Mapping[str, Any] = schema.get("properties") or {}
         required = [name for name in schema.get("required", []) if isinstance(name, str)]
         additional = schema.get("additionalProperties", True)
@@ -315,7 +315,7 @@ _LISTS = ("enum", "anyOf", "oneOf", "allOf", "prefixItems", "required")
 _BOUNDS = ("minItems", "maxItems", "minLength", "maxLength")
 
 
-def _check_shapes(schema: Mapping[str, Any], where: str) -> None:
+def check_shapes(schema: Mapping[str, Any], where: str) -> None:
     """A keyword whose value has the wrong JSON type is the schema's error (a ValueError, as a
     wrong type name is), never a crash: ``"type": 5``, ``"enum": 5``, ``"properties": []``."""
     kinds = schema.get("type")

@@ -51,6 +51,7 @@ from pawlette.emit.grammar_ast import (
     optional,
     seq,
 )
+from pawlette.emit.schema_walk import check_shapes
 from pawlette.emit.turn_rules import json_value
 from pawlette.engine.call_arguments import arguments_problem, load_json
 from pawlette.engine.readers import WholeTextReader
@@ -455,16 +456,10 @@ class _TaggedCallSet(SectionedCalls):
     def items(self, turn: Turn, rules: Rules, number: int) -> list[Node]:
         tool = turn.tools[number]
         parameters = tool.parameters if isinstance(tool.parameters, dict) else {}
+        # A keyword of the wrong shape is the schema's error (the server's 400), never a crash.
+        check_shapes(parameters, f"tools[{number}].parameters")
         properties = parameters.get("properties") or {}
         listed = parameters.get("required") or []
-        # A keyword of the wrong shape is the schema's error (a ValueError, as in the JSON
-        # schemas' grammars: the server's 400), never a crash.
-        if not isinstance(properties, dict):
-            raise ValueError(
-                f"tools[{number}].parameters.properties: {properties!r}; expected an object"
-            )
-        if not isinstance(listed, list):
-            raise ValueError(f"tools[{number}].parameters.required: {listed!r}; expected an array")
         required = {key for key in listed if isinstance(key, str)}
         digits = Repeat(CharClass("0123456789"), 1, None)
         pieces: list[Node] = [
