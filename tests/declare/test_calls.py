@@ -8,8 +8,6 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 
-import pytest
-
 import pawlette
 from pawlette.engine.fold import fold, merge_assistant
 
@@ -48,11 +46,6 @@ def test_a_repeated_id_is_replaced_by_the_first_minted_id_in_the_whole_parse() -
     ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="CallConcept.served_id mints a new id for a repeated written id and passes over "
-    "the spare id of the call given up before it",
-)
 def test_a_repeated_id_takes_the_spare_id_of_a_refused_call_with_live_arguments() -> None:
     assert _served_ids(MISTRAL_REFUSED_THEN_REPEATED, stream_arguments=True) == _whole_ids(
         MISTRAL_REFUSED_THEN_REPEATED

@@ -4,8 +4,6 @@ and no warning names it (as in the whole parse).  Found by ``bench/fuzz.py`` on 
 
 from __future__ import annotations
 
-import pytest
-
 import pawlette
 from pawlette.engine.fold import fold
 
@@ -32,11 +30,6 @@ def test_a_cut_call_warns_as_in_the_whole_parse_without_live_arguments() -> None
     assert _warnings(SOLAR_REPEATED_THEN_CUT, stream_arguments=False) == whole
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="named_calls.ArgumentsReader._start serves the id (and warns of the repeat) at "
-    "the call's opening; the call, refused at its close, keeps the warning",
-)
 def test_a_cut_call_with_a_repeated_id_warns_as_in_the_whole_parse_with_live_arguments() -> None:
     whole = [
         warning.message

@@ -41,7 +41,14 @@ class ServedId(Protocol):
     """A calls concept's :meth:`CallConcept.served_id`, as its readers are given it."""
 
     def __call__(
-        self, parser: Parser, written: str | None, name: str, offset: int, spare: str | None = None
+        self,
+        parser: Parser,
+        written: str | None,
+        name: str,
+        offset: int,
+        spare: str | None = None,
+        *,
+        deferred: bool = False,
     ) -> str: ...
 
 
@@ -115,6 +122,9 @@ class MessageCallIds:
     """The ids of the calls read so far in the message being read (a parser context)."""
 
     ids: set[str] = field(default_factory=set)
+    deferred: tuple[int, str, str, str] | None = None
+    """The warning of a repeated id, held until the streamed call it names is read whole
+    (a call refused at its close is no call, and warns of nothing else)."""
 
 
 class CallConcept(Concept):
@@ -238,35 +248,55 @@ class CallConcept(Concept):
         return parser.mint_call_id(None if shape is None else lambda: mint_id(shape))
 
     def served_id(
-        self, parser: Parser, written: str | None, name: str, offset: int, spare: str | None = None
+        self,
+        parser: Parser,
+        written: str | None,
+        name: str,
+        offset: int,
+        spare: str | None = None,
+        *,
+        deferred: bool = False,
     ) -> str:
         """The id a call is given: the one written, else ``spare`` (an id already made for a
         call given up), else a new one (:meth:`new_id`).  A written id that an earlier call of
         the same message holds is replaced by :meth:`repeated_id`'s, after a warning (strict:
         a :class:`~pawlette.errors.ParseError`): a client answers calls by id, so two calls
-        served under one id could not both be answered on its next turn."""
+        served under one id could not both be answered on its next turn.  ``deferred``: the
+        call is served before it is read whole, so the warning waits in
+        :class:`MessageCallIds` for the reader to give it once the call is read
+        (:func:`give_deferred`)."""
         taken = parser.context(MessageCallIds)
         if parser.calls_in_message == 0:  # the message's first call
             taken.ids.clear()
         if written is None:
             identifier = spare or self.new_id(parser)
         elif written in taken.ids:
-            identifier = self.repeated_id(parser, name, taken.ids)
-            parser.malformed(
+            identifier = self.repeated_id(parser, name, taken.ids, spare)
+            warning = (
                 offset,
                 f"call id {written!r} held by an earlier call of the message (served as "
                 f"{identifier!r})",
                 "a distinct id for each call",
                 written,
             )
+            if deferred:
+                taken.deferred = warning
+            else:
+                parser.malformed(*warning)
         else:
             identifier = written
         taken.ids.add(identifier)
         return identifier
 
-    def repeated_id(self, parser: Parser, name: str, taken: set[str]) -> str:
+    def repeated_id(
+        self, parser: Parser, name: str, taken: set[str], spare: str | None = None
+    ) -> str:
         """An id none of ``taken`` is, for a call to ``name`` whose written id an earlier call
-        of its message holds (a format that numbers its calls gives the next free number)."""
+        of its message holds: ``spare`` (the id made for a streamed call then given up: the
+        one a whole read makes next), else a new one (a format that numbers its calls gives
+        the next free number)."""
+        if spare is not None and spare not in taken:
+            return spare
         identifier = self.new_id(parser)
         while identifier in taken:  # (a caller's id factory may repeat itself)
             identifier = self.new_id(parser) + "_" + str(len(taken))
@@ -500,3 +530,12 @@ _ACTING_ON_CALLS = (
     ListedCallConcept.write_closing,
 )
 """The writer hooks that do nothing in a turn without calls (:meth:`CallConcept.hook_needs`)."""
+
+
+def give_deferred(parser: Parser, read: bool) -> None:
+    """Give the repeated-id warning :meth:`CallConcept.served_id` held for a streamed call,
+    once the call is ``read`` whole (or drop it: the call was refused)."""
+    taken = parser.context(MessageCallIds)
+    warning, taken.deferred = taken.deferred, None
+    if warning is not None and read:
+        parser.malformed(*warning)

@@ -20,10 +20,12 @@ from ..types import TextDelta, ToolCall, ToolCallDelta, ToolCallEnd, ToolCallSta
 from .call_ids import id_node
 from .calls import (
     Content,
+    MessageCallIds,
     SectionedCallConcept,
     ServedId,
     arguments_json,
     closing_marker,
+    give_deferred,
     name_problem,
 )
 from .grammar import TEXT_NE, SectionedCalls
@@ -265,8 +267,10 @@ class CallParts:
 def malformed_call(parser: Parser, parts: CallParts, problem: str, expected: str) -> None:
     """The call read so far is no call: a warning, and its raw text as content."""
     give_back_call(parser, parts.offset, problem, expected, "".join(parts.raw), abandon=parts.index)
-    if parts.index is not None and parts.generated:
-        parts.spare_id = parts.call_id
+    if parts.index is not None:  # served before it was refused: its id is no call's
+        parser.context(MessageCallIds).ids.discard(parts.call_id or "")
+        if parts.generated:
+            parts.spare_id = parts.call_id
     parts.raw = []
     parts.index = None
 
@@ -380,13 +384,18 @@ class ArgumentsReader:
         concept = getattr(self._served_id, "__self__", None)  # (the bound CallConcept.served_id)
         return getattr(concept, "id_shape", None) is not None
 
-    def _start(self, parts: CallParts) -> None:
+    def _start(self, parts: CallParts, closing: bool = False) -> None:
         parser = self._parser
         parts.generated = parts.call_id is None
         identifier = self._served_id(
-            parser, parts.call_id or None, parts.name or "", parts.offset, parts.spare_id
+            parser,
+            parts.call_id or None,
+            parts.name or "",
+            parts.offset,
+            parts.spare_id,
+            deferred=not closing,
         )
-        if parts.generated:
+        if identifier == parts.spare_id:
             parts.spare_id = None
         parts.call_id = identifier
         parts.index = parser.next_call_index()
@@ -416,12 +425,14 @@ class ArgumentsReader:
             problem = "the call is not closed"
         if problem is not None:
             parts.raw.append(closing)
+            give_deferred(parser, read=False)
             malformed_call(parser, parts, problem, "a JSON object of arguments")
             return
         if not self._started:
-            self._start(parts)
+            self._start(parts, closing=True)
             assert parts.index is not None
             parser.emit(ToolCallDelta(parts.index, arguments or "{}"))
+        give_deferred(parser, read=True)
         assert parts.index is not None
         parser.emit(ToolCallEnd(parts.index))
         parts.raw = []

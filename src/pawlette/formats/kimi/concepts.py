@@ -133,9 +133,12 @@ class LabelledCalls(NamedCalls):
     def read_name(self, text: str) -> tuple[str, str | None]:
         return self.label.name_of(text), text
 
-    def repeated_id(self, parser: Parser, name: str, taken: set[str]) -> str:
+    def repeated_id(
+        self, parser: Parser, name: str, taken: set[str], spare: str | None = None
+    ) -> str:
         """The label of the number after the highest the message's calls were served under
-        (the number the template would write for the next call), not one of ``taken``."""
+        (the number the template would write for the next call), not one of ``taken``
+        (``spare`` is not such a label)."""
         separator = self.label.separator
         numbers = [
             int(tail)
