@@ -517,16 +517,17 @@ def test_checks_of_a_request_met_again_are_replayed() -> None:
 
 
 def test_checks_of_messages_met_again_with_new_tools_of_the_same_kinds_are_replayed() -> None:
-    """A local check reads of the tools only their number and kinds: messages met again with
-    tools the reader has not kept (other definitions each time) replay the checks; tools of
-    another number or kind are checked anew."""
+    """A local check reads of the tools only their number and kinds: messages checked with
+    tools the reader keeps, met again with tools it has not kept (other definitions each
+    time), replay the checks; tools of another number or kind are checked anew."""
     fmt, calls = _counted_checks(local=True)
     question = {"role": "user", "content": "Hi"}
 
     def tool(kind: str, number: int) -> dict[str, Any]:
         return {"type": kind, kind: {"name": "probe", "description": f"version {number}"}}
 
-    fmt.render({"messages": [question], "tools": [tool("function", 0)]})
+    for _ in range(3):  # (the reader keeps tools it meets again: their checks are kept)
+        fmt.render({"messages": [question], "tools": [tool("function", 0)]})
     before = len(calls)
     for number in range(1, 4):
         rendering = fmt.render({"messages": [question], "tools": [tool("function", number)]})

@@ -568,10 +568,12 @@ def _checks_kept(source: _Source, plan: Any) -> None:
     """The checks (each local: :meth:`Concept.check_is_local`) and the refusal of what none
     handles, called for a request of messages not met before; for one met again with tools
     of the same number and kinds (:func:`tools_seen`), what they handled and the losses they
-    recorded, from the store.  A writer that holds losses already is checked as usual (the
-    store keeps a render's own)."""
+    recorded, from the store (filled by requests of tools the reader keeps, or none: a
+    server's tools, met again in its next requests).  A writer that holds losses already is
+    checked as usual (the store keeps a render's own)."""
     store = source.bind("checks_kept", {})
     source.bind("tools_seen", tools_seen)
+    source.bind("kept_tools", kept_tools)
     keep = source.bind("keep_checks", _keep_checks)
     source.line("if writer.losses is None:")
     source.line("    key = (prompt, tools_seen(tools) if tools else 0, *map(id, messages))")
@@ -583,7 +585,9 @@ def _checks_kept(source: _Source, plan: Any) -> None:
     for call in source.calls("check", plan.check, "out"):
         source.line(call)
     source.line("refuse_unhandled(out)")
-    source.line("if key is not None:")
+    # (kept for tools the reader keeps, or none: a request of new tools and new messages,
+    # the most common first request, pays no store it would not find again)
+    source.line("if key is not None and (not tools or kept_tools(tools)):")
     source.line(f"    {keep}({store}, key, out)")
     source.depth -= 1
     source.line("else:")
