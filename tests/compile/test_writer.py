@@ -516,6 +516,52 @@ def test_checks_of_a_request_met_again_are_replayed() -> None:
         _same(fmt, request)
 
 
+def test_checks_of_messages_met_again_with_new_tools_of_the_same_kinds_are_replayed() -> None:
+    """A local check reads of the tools only their number and kinds: messages checked with
+    tools the reader keeps, met again with tools it has not kept (other definitions each
+    time), replay the checks; tools of another number or kind are checked anew."""
+    fmt, calls = _counted_checks(local=True)
+    question = {"role": "user", "content": "Hi"}
+
+    def tool(kind: str, number: int) -> dict[str, Any]:
+        return {"type": kind, kind: {"name": "probe", "description": f"version {number}"}}
+
+    for _ in range(3):  # (the reader keeps tools it meets again: their checks are kept)
+        fmt.render({"messages": [question], "tools": [tool("function", 0)]})
+    before = len(calls)
+    for number in range(1, 4):
+        rendering = fmt.render({"messages": [question], "tools": [tool("function", number)]})
+        assert len(calls) == before  # replayed, not called
+        assert rendering.losses == tuple(
+            f"messages: {label}: 1 messages, 1 tools, prompt False" for label in ("first", "second")
+        )
+    two = [tool("function", 7), tool("function", 8)]
+    assert (
+        fmt.render({"messages": [question], "tools": two})
+        .losses[0]
+        .endswith("2 tools, prompt False")
+    )
+    assert len(calls) == before + 2
+    fmt.render({"messages": [question], "tools": [tool("action", 9)]})
+    assert len(calls) == before + 4  # another kind: checked anew
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_messages_met_again_with_new_tools_render_as_the_reference(name: str) -> None:
+    """The same messages with tools that differ in each request (never the reader's kept
+    ones), then with none: the compiled writer's replayed checks and kept turns give what
+    the reference gives each time."""
+    fmt = pawlette.get_format(name)
+    requests = [c.request for c in generate_conversations(12, seed=5)]
+    for request in requests:
+        for number in range(3):
+            tools = json.loads(json.dumps(request.get("tools") or [WEATHER_TOOL]))
+            for tool in tools:
+                tool["function"]["description"] = f"changed {number}"
+            _same(fmt, {"messages": request["messages"], "tools": tools})
+        _same(fmt, {"messages": request["messages"]})
+
+
 def test_checks_not_said_local_are_called_in_every_render() -> None:
     fmt, calls = _counted_checks(local=False)
     request = {"messages": [{"role": "user", "content": "Hi"}]}

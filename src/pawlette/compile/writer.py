@@ -577,25 +577,38 @@ def _keep_checks(
     out: Any,
 ) -> None:
     """Keep what the checks of a render handled and the losses they recorded, under ``key``
-    (the identities of its messages and tools: the entry holds them, so no other object has
-    their ids while it is kept)."""
+    (the identities of its messages, and what its tools are to a check: :func:`tools_seen`;
+    the entry holds the messages, so no other object has their ids while it is kept)."""
     if len(store) >= CHECKS_KEPT:
         store.clear()
     losses = out.writer.losses
-    store[key] = (out.messages, out.tools, frozenset(out.handled), tuple(losses or ()))
+    store[key] = (out.messages, frozenset(out.handled), tuple(losses or ()))
+
+
+def tools_seen(tools: tuple[Tool, ...]) -> Any:
+    """What a local check reads of the request's tools (:meth:`Concept.check_is_local`): how
+    many there are and their kinds, as a key: the number when every one is a function (nearly
+    every request), else the kinds.  A request's tools new to the reader (other definitions,
+    the same kinds) replay the checks of its messages met before."""
+    for tool in tools:
+        if tool.kind != "function":
+            return tuple(tool.kind for tool in tools)
+    return len(tools)
 
 
 def _checks_kept(source: _Source, plan: Any) -> None:
     """The checks (each local: :meth:`Concept.check_is_local`) and the refusal of what none
-    handles, called for a request of messages and tools not met before; for one met again,
-    what they handled and the losses they recorded, from the store.  Only tools the reader
-    keeps (never changed) or none are keyed by identity; a writer that holds losses already
-    is checked as usual (the store keeps a render's own)."""
+    handles, called for a request of messages not met before; for one met again with tools
+    of the same number and kinds (:func:`tools_seen`), what they handled and the losses they
+    recorded, from the store (filled by requests of tools the reader keeps, or none: a
+    server's tools, met again in its next requests).  A writer that holds losses already is
+    checked as usual (the store keeps a render's own)."""
     store = source.bind("checks_kept", {})
+    source.bind("tools_seen", tools_seen)
     source.bind("kept_tools", kept_tools)
     keep = source.bind("keep_checks", _keep_checks)
-    source.line("if writer.losses is None and (not tools or kept_tools(tools)):")
-    source.line("    key = (prompt, id(tools), *map(id, messages))")
+    source.line("if writer.losses is None:")
+    source.line("    key = (prompt, tools_seen(tools) if tools else 0, *map(id, messages))")
     source.line(f"    checked = {store}.get(key)")
     source.line("else:")
     source.line("    key = checked = None")
@@ -604,13 +617,15 @@ def _checks_kept(source: _Source, plan: Any) -> None:
     for call in source.calls("check", plan.check, "out"):
         source.line(call)
     source.line("refuse_unhandled(out)")
-    source.line("if key is not None:")
+    # (kept for tools the reader keeps, or none: a request of new tools and new messages,
+    # the most common first request, pays no store it would not find again)
+    source.line("if key is not None and (not tools or kept_tools(tools)):")
     source.line(f"    {keep}({store}, key, out)")
     source.depth -= 1
     source.line("else:")
-    source.line("    out.handled = set(checked[2])")
-    source.line("    if checked[3]:")
-    source.line("        writer.losses = list(checked[3])")
+    source.line("    out.handled = set(checked[1])")
+    source.line("    if checked[2]:")
+    source.line("        writer.losses = list(checked[2])")
 
 
 def _conversation(source: _Source, plan: Any, claimed: dict[str, str]) -> None:

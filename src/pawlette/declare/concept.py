@@ -249,14 +249,16 @@ class Concept(metaclass=ConceptType):
 
     def check_is_local(self) -> bool:
         """Whether :meth:`check` is a function of the layout and the request alone (its
-        messages, its tools and whether it ends with the generation prompt): it reads nothing
-        of the render but those, what earlier checks handle and the state it makes itself
+        messages, the number and kinds of its tools, and whether it ends with the generation
+        prompt; nothing else of the tools): it reads nothing of the render but those, what
+        earlier checks handle and the state it makes itself
         (:meth:`~pawlette.declare.write.Render.state`), and changes nothing of it but what it
         handles and the losses it records (``out.handles``, ``out.lose``).
         When every check of a layout is local, the compiled writer keeps their outcome (what
         they handle and the losses they record, in order) by the identities of the request's
-        messages and tools (immutable values the reader hands back for equal ones met again)
-        and replays it for a request of the same messages and tools, without the checks'
+        messages (immutable values the reader hands back for equal ones met again) and the
+        number and kinds of its tools, and replays it for a request of the same messages and
+        such tools (their definitions may differ: a request's new tools), without the checks'
         walks through the messages (tests/compile checks every format against the reference
         writer).  False (the default): the checks are called in every render."""
         return False
