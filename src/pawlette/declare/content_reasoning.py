@@ -98,14 +98,25 @@ def read_messages(
     split drops is recorded as a loss of the message's content."""
     rewritten: list[Message] | None = None
     # The turns split: every one, those up to the last user message, or all but the last answer.
-    until = {"all": len(messages), "before_last_query": _last(messages, "user")}.get(
-        reading.turns, _last(messages, "assistant") - 1
-    )
+    if reading.turns == "all":
+        until = len(messages)
+    elif reading.turns == "before_last_query":
+        until = _last(messages, "user")
+    else:
+        until = _last(messages, "assistant") - 1
+    close = reading.close_marker
     for index, message in enumerate(messages[: until + 1]):
-        if not splits(reading.when, message):
+        # Most messages hold no close marker: that test, on a text part's own string, comes
+        # first (every render of every such format runs this loop).
+        content = message.content
+        if message.role != "assistant" or not content:
             continue
+        if len(content) == 1:
+            part = content[0]
+            if type(part) is not TextPart or close not in part.text:
+                continue
         text = _text(message)
-        if text is None or reading.close_marker not in text:
+        if text is None or close not in text or not splits(reading.when, message):
             continue
         split = split_content(text, reading.open_marker, reading.close_marker, reading.trim)
         reasoning = message.reasoning if message.reasoning else split.reasoning
