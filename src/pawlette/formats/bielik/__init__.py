@@ -76,12 +76,12 @@ Remaining differences from the template:
   template loops over ``messages[loop_start_index:]`` (from 1 after a system message) but
   looks a result's neighbours up in the whole list by the loop's position,
   ``messages[loop.index0 - 1]`` and ``messages[loop.index0 + 1]``, one place off.  With a
-  first system message, the result at ``messages[i]`` opens ``<|im_start|>user\n`` unless
+  first system message, the result at ``messages[i]`` opens ``<|im_start|>user\\n`` unless
   ``messages[i - 2]`` is a result (not unless the message before it is), and closes with
-  ``<|im_end|>\n`` only when it is the last message (the neighbour it looks at is itself):
-  three results after a turn of calls come as ``<|function_output|>A<|im_start|>user\n
+  ``<|im_end|>\\n`` only when it is the last message (the neighbour it looks at is itself):
+  three results after a turn of calls come as ``<|function_output|>A<|im_start|>user\\n
   <|function_output|>B<|function_output|>C<|im_start|>assistant``, and a lone result after a
-  turn that follows results as ``</tool_call><|im_end|>\n<|function_output|>D``, in no turn.
+  turn that follows results as ``</tool_call><|im_end|>\\n<|function_output|>D``, in no turn.
   Without a system message the same loop writes one closed user turn per run of results,
   and so does pawlette, with or without one (a layout that changes with the presence of a
   system message, and leaves results in no turn, is no format a model is taught): these

@@ -55,7 +55,7 @@ Differences from the template that remain, each with its reason:
 - **Text beside calls, then results** (the 31B-it template only): its loop writes a turn's
   calls, then the results of the tool messages after it (``{%- elif message.get('tool_calls')
   -%}`` ... ``format_tool_response_block``), and only then ``message['content']``, followed
-  by ``<turn|>\n``; so the text lands after the results, where the model's answer goes, and
+  by ``<turn|>\\n``; so the text lands after the results, where the model's answer goes, and
   reads back as an answer of its own.  pawlette writes it right after the calls, as the
   template does when no result follows and the interleaved template always does, so the turn
   reads back as the message it was.  A conversation whose assistant message holds text, calls

@@ -91,7 +91,7 @@ Remaining differences from the template:
 - **The generation prompt after an assistant message**: the template takes a last
   assistant message out of its loop (``{%- if messages[-1]['role'] == 'assistant' -%}`` ...
   ``{%- set messages = messages[:-1] -%}``) and, with ``add_generation_prompt``, writes
-  its trimmed text after the prompt's ``<think>\n`` (``{{- ns.last_turn_assistant_content
+  its trimmed text after the prompt's ``<think>\\n`` (``{{- ns.last_turn_assistant_content
   -}}``), as text the model is to go on from, and drops its calls; the format writes that message as a past turn, then the prompt, so the model
   answers it (a client that wants a turn continued sends the text as its prompt's part).
 - A call name is written as a JSON string (the template writes it between quotes
