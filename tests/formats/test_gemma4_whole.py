@@ -132,6 +132,8 @@ def _turn(rng: random.Random) -> str:
     if rng.random() < 0.7:
         parts.append(_text(rng))
     parts.extend(_call(rng) for _ in range(rng.choice((0, 1, 1, 2, 3))))
+    if rng.random() < 0.3:  # text after the calls (the template writes a turn's text there)
+        parts.append(rng.choice(("", "\n", " \n ")) + rng.choice((_text(rng), "\n")))
     parts.append(rng.choice(("<|tool_response>", "<turn|>", "<eos>", "", "<turn|>\n", "<turn|>")))
     if rng.random() < 0.15:
         parts.append(rng.choice(("More.", "\n", QUOTE, "<|tool_response>response:x{}")))
@@ -254,3 +256,14 @@ def test_a_quote_is_found_by_its_first_character_where_a_search_finds_it(pieces:
     text = "".join(pieces)
     for at in range(len(text) + 1):
         assert values._quote_at(text, at) == text.find(QUOTE, at), (text, at)
+
+
+def test_text_after_the_calls_is_read_whole() -> None:
+    """The template writes a turn's text after its calls; reading it does not send the turn
+    to the machine (the whitespace before it is layout, the rest content)."""
+    text = '<|tool_call>call:get_weather{city:<|"|>Paris<|"|>}<tool_call|>\n Let me check.<turn|>'
+    read = whole.read_whole(GEMMA4.grammar, text, None, sequential_ids(), WEATHER)
+    assert read is not None
+    message, _ = read
+    assert message == _machine(text, WEATHER)[0]
+    assert [part.text for part in message.content or ()] == ["Let me check."]

@@ -19,6 +19,8 @@ plain text (``whole_kind``):
 - ``"content"``: every run is content; ``"reasoning"``: every run is reasoning, and entering
   the state starts (possibly empty) reasoning; ``"optional reasoning"``: a run that is not
   empty is reasoning;
+- ``"content after space"``: content, the whitespace before the state's first other
+  character dropped (Gemma 4's text after its calls);
 - ``"scaffold"``: only whitespace (anything else is stray: give up); ``"section"``: the
   same, after a call section's opener, and left only for a call's state (``call.``...): a
   section with no call, ended by another marker or by the end of the text, gives its opener
@@ -67,9 +69,11 @@ from .readers import CallEnvelope, plain_call
     _CALL_NAME,
     _CALL_ID,
     _CALL_ARGUMENTS,
-) = range(10)
+    _CONTENT_AFTER_SPACE,
+) = range(11)
 _KINDS = {
     "content": _CONTENT,
+    "content after space": _CONTENT_AFTER_SPACE,
     "reasoning": _REASONING,
     "optional reasoning": _OPTIONAL_REASONING,
     "scaffold": _SCAFFOLD,
@@ -341,6 +345,7 @@ def _read_tokens(
     call_id: str | None = None
     trailing = False
     lead = reading.lead
+    spaced = True  # (a "content after space" state has read only whitespace so far)
     for marker, run, _ in tokens:
         if trailing:  # the turn is over (as Parser._trail reads it)
             if marker is None:
@@ -373,6 +378,13 @@ def _read_tokens(
                 if not run:  # nothing passed on
                     continue
             if kind == _CONTENT:
+                content.append(run)
+            elif kind == _CONTENT_AFTER_SPACE:
+                if spaced:
+                    run = run.lstrip()
+                    if not run:
+                        continue
+                    spaced = False
                 content.append(run)
             elif kind == _REASONING or (kind == _OPTIONAL_REASONING and run):
                 if reasoning is None:
@@ -433,6 +445,7 @@ def _read_tokens(
             return None
         reading = next_reading
         lead = reading.lead
+        spaced = True
         if state in over:
             if reading.kind not in _SILENT:
                 return None

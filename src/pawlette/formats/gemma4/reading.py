@@ -100,8 +100,7 @@ class TextAfterCallsReader(BetweenCallsReader):
     calls), read as content without a warning; the whitespace before it is layout."""
 
     __slots__ = ("_begun",)
-    # (see pawlette.engine.whole: whitespace alone is read whole; the machine reads text)
-    whole_kind = "scaffold"
+    whole_kind = "content after space"  # see pawlette.engine.whole
 
     def __init__(self, parser: Parser) -> None:
         super().__init__(parser)
