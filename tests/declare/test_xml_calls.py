@@ -162,3 +162,21 @@ def test_a_schema_keyword_of_the_wrong_shape_is_the_schemas_error_in_the_grammar
     tool = {"type": "function", "function": {"name": "f", "parameters": parameters}}
     with pytest.raises(ValueError, match=r"properties|required"):
         export_grammar_bundle(name, tools_from_openai([tool]), "required", True, "gbnf")
+
+
+@pytest.mark.parametrize("name", ["glm", "minimax_m2:m3-no-thinking"])
+def test_a_required_name_that_is_no_string_names_no_parameter(name: str) -> None:
+    """``required`` listing a non-string (an object) requires nothing of the grammar, as in
+    the JSON formats' grammars (it was a TypeError: a 500 from the server, found by
+    ``bench/fuzz_requests.py``)."""
+    from pawlette.export.grammar import export_grammar_bundle
+    from pawlette.openai import tools_from_openai
+
+    parameters = {
+        "type": "object",
+        "properties": {"city": {"type": "string"}},
+        "required": [{"1": "x"}],
+    }
+    tool = {"type": "function", "function": {"name": "f", "parameters": parameters}}
+    tools = tools_from_openai([tool])
+    assert export_grammar_bundle(name, tools, "required", True, "lark", markers_as_text=True)

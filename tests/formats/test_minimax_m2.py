@@ -547,3 +547,19 @@ def test_minimax_m3_reading_follows_each_modes_prompt() -> None:
     prompt = no_thinking.render([{"role": "user", "content": "Hi"}], add_generation_prompt=True)
     assert prompt.text.endswith("]~b]user\nHi[e~[\n]~b]ai\n</mm:think>")
     assert "Current thinking mode: disabled." in prompt.text
+
+
+@pytest.mark.parametrize("properties", ["x", 1.5, ["a"]])
+def test_m3_tags_refuse_a_properties_of_the_wrong_shape_as_the_schemas_error(
+    properties: object,
+) -> None:
+    """A tool whose ``properties`` is no object is the schema's error in the grammar (the
+    server's 400), not an AttributeError (a 500): found by ``bench.fuzz_requests``."""
+    from pawlette.export.grammar import export_grammar_bundle
+    from pawlette.openai import tools_from_openai
+
+    tool = {"type": "function", "function": {"name": "f", "parameters": {"properties": properties}}}
+    with pytest.raises(ValueError, match=r"tools\[0\]\.parameters\.properties"):
+        export_grammar_bundle(
+            "minimax_m2:m3-no-thinking", tools_from_openai([tool]), "required", True, "gbnf"
+        )

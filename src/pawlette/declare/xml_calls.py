@@ -682,7 +682,7 @@ class XmlCallSet(SectionedCalls):
         # JSON formats' grammars.
         check_shapes(parameters, f"tools[{number}].parameters")
         properties = parameters.get("properties") or {}
-        required = set(parameters.get("required") or ())
+        required = {key for key in parameters.get("required") or () if isinstance(key, str)}
         pieces: list[Node] = [
             *turn.nodes(calls.open),
             Lit(tool.name),

@@ -43,6 +43,7 @@ from pawlette.declare.xml_calls import (
 )
 from pawlette.emit.grammar_ast import Lit, Node, Repeat, optional, seq
 from pawlette.emit.jinja_text import jinja_string
+from pawlette.emit.schema_walk import check_shapes
 from pawlette.engine.call_arguments import arguments_problem
 
 if TYPE_CHECKING:
@@ -312,16 +313,22 @@ class _TagCallSet(XmlCallSet):
         kinds = schema_types(schema)
         close = turn.nodes(calls.value_close)
         if kinds == {"object"} and isinstance(schema, Mapping):
-            return seq(self._members(turn, rules, number, schema), *close)
+            where = f"tools[{number}].parameters: the object under {key!r}"
+            return seq(self._members(turn, rules, number, schema, where), *close)
         if kinds == {"array"} and isinstance(schema, Mapping):
             items = schema.get("items", {})
             item = self._tag(turn, ITEM, self._tag_value(turn, rules, number, ITEM, items))
             return seq(Repeat(item), *close)
         return self._value(turn, rules, number, self._positions, key, schema)
 
-    def _members(self, turn: Turn, rules: Rules, number: int, schema: Mapping[str, Any]) -> Node:
-        """An object's declared properties, in order, those not required optional."""
-        required = set(schema.get("required") or ())
+    def _members(
+        self, turn: Turn, rules: Rules, number: int, schema: Mapping[str, Any], where: str
+    ) -> Node:
+        """An object's declared properties, in order, those not required optional (``where``:
+        the object's place, for a keyword of the wrong shape: the schema's error, the
+        server's 400, never a crash)."""
+        check_shapes(schema, where)
+        required = {key for key in schema.get("required") or () if isinstance(key, str)}
         pieces: list[Node] = []
         for key, child in (schema.get("properties") or {}).items():
             member = self._tag(turn, key, self._tag_value(turn, rules, number, key, child))
@@ -337,6 +344,6 @@ class _TagCallSet(XmlCallSet):
             *turn.nodes(calls.open),
             Lit(tool.name),
             *turn.nodes(calls.name_close),
-            self._members(turn, rules, number, parameters),
+            self._members(turn, rules, number, parameters, f"tools[{number}].parameters"),
             *turn.nodes(calls.close),
         ]
