@@ -50,3 +50,18 @@ def test_a_repeated_id_takes_the_spare_id_of_a_refused_call_with_live_arguments(
     assert _served_ids(MISTRAL_REFUSED_THEN_REPEATED, stream_arguments=True) == _whole_ids(
         MISTRAL_REFUSED_THEN_REPEATED
     )
+
+
+# The second call repeats the first's id and is refused (NaN is no JSON); the third, written
+# without an id, is given the id a whole read gives it: the one the refused call was served.
+MISTRAL_REPEATED_REFUSED_THEN_BARE = (
+    '[TOOL_CALLS]f[CALL_ID]a1b2c3d4e[ARGS]{"k": 1}'
+    '[TOOL_CALLS]f[CALL_ID]a1b2c3d4e[ARGS]{"k": NaN}'
+    '[TOOL_CALLS]f[ARGS]{"k": 3}</s>'
+)
+
+
+def test_a_refused_call_served_under_a_new_id_hands_it_to_the_next_call() -> None:
+    whole = _whole_ids(MISTRAL_REPEATED_REFUSED_THEN_BARE)
+    assert whole == ["a1b2c3d4e", "call_0"]
+    assert _served_ids(MISTRAL_REPEATED_REFUSED_THEN_BARE, stream_arguments=True) == whole

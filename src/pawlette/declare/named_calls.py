@@ -386,7 +386,6 @@ class ArgumentsReader:
 
     def _start(self, parts: CallParts, closing: bool = False) -> None:
         parser = self._parser
-        parts.generated = parts.call_id is None
         identifier = self._served_id(
             parser,
             parts.call_id or None,
@@ -397,6 +396,8 @@ class ArgumentsReader:
         )
         if identifier == parts.spare_id:
             parts.spare_id = None
+        # Made here (none written, or a repeat replaced): a call given up hands it on.
+        parts.generated = identifier != parts.call_id
         parts.call_id = identifier
         parts.index = parser.next_call_index()
         parser.emit(ToolCallStart(parts.index, identifier, parts.name or ""))
