@@ -17,6 +17,7 @@ from pawlette.export import export_jinja
 
 from ..declare.test_cross_artifacts import template_request
 from ..support.template_compare import corpus_reference
+from .test_results_as_user import CALL, WEATHER
 
 # format, template
 FORMATS = [
@@ -35,18 +36,6 @@ FORMATS = [
 # reasoning of it (LFM2.5-8B-A1B: up to the last user message; Instruct: all but the last).
 CUT = [("lfm2", "LFM2.5-8B-A1B"), ("lfm2:lfm2.5-instruct", "LFM2.5-Instruct")]
 
-CALL = {
-    "id": "call_0",
-    "type": "function",
-    "function": {"name": "get_weather", "arguments": '{"city": "Oslo"}'},
-}
-WEATHER = {
-    "type": "function",
-    "function": {
-        "name": "get_weather",
-        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
-    },
-}
 QUESTION = {"role": "user", "content": "Weather?"}
 
 
