@@ -128,9 +128,9 @@ def declare(layout: Layout) -> Format:
         return declare(dataclasses.replace(layout, options=options))
 
     write = compiled_writer_of(layout)
-    for concept in layout.concepts:  # (a past answer's reasoning read out of its content)
-        if isinstance(concept, Reasoning) and concept.in_content:
-            write = wrapped_writer(write, concept.read_content)
+    for concept in layout.concepts:
+        if (rewrite := concept.rewrite_messages()) is not None:
+            write = wrapped_writer(write, rewrite)
     return Format(
         name=layout.name,
         summary=layout.summary,

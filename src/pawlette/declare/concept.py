@@ -58,6 +58,7 @@ from typing import TYPE_CHECKING, ClassVar, get_args, get_type_hints
 from .pieces import Fence, Marker, pieces_in
 
 if TYPE_CHECKING:  # (the types a concept's hooks take, for concept modules to import here)
+    from ..engine.writer import Writer
     from ..types import Message
     from .grammar import Turn as Turn
     from .jinja import Template as Template
@@ -165,6 +166,14 @@ class Concept(metaclass=ConceptType):
     def encode_cuts(self) -> frozenset[str] | None:
         """How the format's reference cuts its text into tokenizer calls
         (:attr:`pawlette.Format.encode_cuts`; None: this concept says nothing)."""
+        return None
+
+    def rewrite_messages(
+        self,
+    ) -> Callable[[tuple[Message, ...], Writer], tuple[Message, ...]] | None:
+        """A rewrite of a request's messages before any is written (what it drops recorded
+        in the writer's losses), as a past answer's reasoning read out of its content
+        (None: this concept writes the messages as given)."""
         return None
 
     # ------------------------------------------------------------------ the writer

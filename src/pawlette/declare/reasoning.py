@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property
@@ -493,6 +493,11 @@ class Reasoning(Concept):
         return Reading(
             self.in_content, self.in_content_turns, opening, closing, self.in_content_trim
         )
+
+    def rewrite_messages(
+        self,
+    ) -> Callable[[tuple[Message, ...], Writer], tuple[Message, ...]] | None:
+        return self.read_content if self.in_content else None
 
     def read_content(self, messages: tuple[Message, ...], writer: Writer) -> tuple[Message, ...]:
         """``messages`` with their reasoning taken out of their content, as ``in_content``

@@ -31,8 +31,7 @@ from ..formats.kimi import CALL as KIMI_CALL
 from ..formats.kimi import CALL_END as KIMI_CALL_END
 from ..formats.kimi.concepts import CallLabel, LabelledCalls
 from ..formats.kimi.k3 import TaggedCalls
-from ..formats.minimax_m2 import NS as MINIMAX_NS
-from ..formats.minimax_m2.tags import TagCalls
+from ..formats.minimax_m2 import key_tag_calls
 from .draft import Draft
 
 __all__ = ["derive_family_calls"]
@@ -61,20 +60,6 @@ def _gemma_calls(section_open: Fence, section_close: Fence) -> Concept:
     )
 
 
-def _key_tags(section_open: Fence, section_close: Fence) -> Concept:
-    return TagCalls(
-        open=fence(MINIMAX_NS, '<invoke name="'),
-        name_close=fence('">'),
-        key_open=fence(MINIMAX_NS, "<"),
-        key_close=fence(">"),
-        value_close=fence(MINIMAX_NS, "</"),
-        close=fence(MINIMAX_NS, "</invoke>\n"),
-        section_open=section_open,
-        section_close=section_close,
-        tag=fence(MINIMAX_NS),
-    )
-
-
 def _labelled_calls(section_open: Fence, section_close: Fence) -> Concept:
     return LabelledCalls(
         section_open=section_open,
@@ -97,7 +82,7 @@ CANDIDATES: tuple[Candidate, ...] = (
         lambda section_open, section_close: NameKeyedCalls(open=section_open, close=section_close),
     ),
     Candidate("calls labelled functions.NAME:N, numbered per turn (Kimi K2)", _labelled_calls),
-    Candidate("a tag named by each key, nested for objects and arrays (MiniMax-M3)", _key_tags),
+    Candidate("a tag named by each key, nested for objects and arrays (MiniMax-M3)", key_tag_calls),
 )
 """The families' calls concepts inference tries."""
 

@@ -194,6 +194,7 @@ from pawlette.declare import (
     declare,
     fence,
 )
+from pawlette.declare.pieces import Fence
 
 from .system import EmptySystemDefault
 from .tags import TagCalls
@@ -367,6 +368,22 @@ M3_PROMPTS: Mapping[ThinkingMode, Literal["", "open", "closed"]] = {
 }
 
 
+def key_tag_calls(section_open: Fence, section_close: Fence) -> TagCalls:
+    """MiniMax-M3's calls (``<invoke name="NAME">`` and a tag named by each key) inside
+    ``section_open`` and ``section_close`` (inference takes it with the fences it finds)."""
+    return TagCalls(
+        open=fence(NS, '<invoke name="'),
+        name_close=fence('">'),
+        key_open=fence(NS, "<"),
+        key_close=fence(">"),
+        value_close=fence(NS, "</"),
+        close=fence(NS, "</invoke>\n"),
+        section_open=section_open,
+        section_close=section_close,
+        tag=fence(NS),
+    )
+
+
 def _m3_concepts(mode: ThinkingMode) -> tuple[Concept, ...]:
     return (
         ToolsBlock(
@@ -385,17 +402,7 @@ def _m3_concepts(mode: ThinkingMode) -> tuple[Concept, ...]:
             prompt=M3_PROMPTS[mode],
             calls_end=True,
         ),
-        TagCalls(
-            open=fence(NS, '<invoke name="'),
-            name_close=fence('">'),
-            key_open=fence(NS, "<"),
-            key_close=fence(">"),
-            value_close=fence(NS, "</"),
-            close=fence(NS, "</invoke>\n"),
-            section_open=fence(NS, "<tool_call>\n"),
-            section_close=fence(NS, "</tool_call>"),
-            tag=fence(NS),
-        ),
+        key_tag_calls(fence(NS, "<tool_call>\n"), fence(NS, "</tool_call>")),
     )
 
 
