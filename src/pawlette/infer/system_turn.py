@@ -42,7 +42,8 @@ def derive_system(probe: Probe, draft: Draft) -> None:
     try:
         before, between, tail = probe.cut(written, [s1, u1], "a system message")
     except Underivable as error:
-        draft.capability("system messages", "not derived", str(error))
+        prompted = _only_with_prompt(probe, written) if s1 not in written else None
+        draft.capability("system messages", "not derived", prompted or str(error))
         return
     user_open = user_frame.open
     if not between.endswith(user_open) or tail != user_frame.end + user_frame.after:
@@ -55,6 +56,10 @@ def derive_system(probe: Probe, draft: Draft) -> None:
             f"({excerpt(tokens, written, 200)}; "
             "needs concept: system text inside another turn)",
         )
+        return
+    moved = _before_last_user(probe, written)
+    if moved is not None:
+        draft.capability("system messages", "not derived", moved)
         return
     system_close = between[: len(between) - len(user_open)]
     frame = FrameText()
@@ -544,4 +549,55 @@ def _effort_unlike(probe: Probe) -> str | None:
         f"it writes a system message's 'Reasoning effort' {how}, where the one concept that "
         "writes such a default turn (Muse Glimmer's) writes 'Reasoning strength' "
         f"{_WITHOUT_SYSTEM_NEEDS}"
+    )
+
+
+_BEFORE_PROMPT_NEEDS = "(needs concept: a system turn written before the generation prompt)"
+_BEFORE_LAST_NEEDS = "(needs concept: a system turn written before the last user turn)"
+
+
+def _only_with_prompt(probe: Probe, written: str) -> str | None:
+    """Why a system message's text is missing from (system, user) rendered without the
+    generation prompt (``written``), where the template writes it only with the prompt,
+    after the last turn; None: it does not."""
+    s1, u1 = probe.sentinel("s", 1), probe.sentinel("u", 1)
+    prompted = probe.render([message("system", s1), message("user", u1)], prompt=True)
+    if prompted is None or prompted.count(s1) != 1 or not prompted.startswith(written):
+        return None
+    tokens = probe.tokens
+    added = prompted[len(written) :]
+    at = added.find(s1)
+    return (
+        "the template writes a system message's text only with the generation prompt: "
+        f"(system, user) without the prompt ends {excerpt(tokens, written, 60, last=True)} "
+        f"with no system text, and with it goes on {excerpt(tokens, added[:at], 60)}, the "
+        f"text, {excerpt(tokens, added[at + len(s1) :], 60)}; expected a system turn at the "
+        f"start of every render {_BEFORE_PROMPT_NEEDS}"
+    )
+
+
+def _before_last_user(probe: Probe, written: str) -> str | None:
+    """Why a first system message's turn, written before the user turn in (system, user)
+    (``written``), is not at the start of the conversation: the template writes it before
+    the last user turn, after the turns before that one.  None: it is at the start."""
+    s1, u1, u2 = probe.sentinel("s", 1), probe.sentinel("u", 1), probe.sentinel("u", 2)
+    a1 = probe.sentinel("a", 1)
+    longer = probe.render(
+        [message("system", s1), message("user", u1), message("assistant", a1), message("user", u2)]
+    )
+    if longer is None or any(longer.count(text) != 1 for text in (s1, u1, a1, u2)):
+        return None
+    if longer.find(s1) < longer.find(u1):
+        return None
+    tokens = probe.tokens
+    if longer.find(a1) < longer.find(s1) < longer.find(u2):
+        where = "before the second user turn (the last)"
+    else:
+        where = "after the first user turn"
+    return (
+        "the template writes the first system message's turn before the last user turn, not "
+        f"at the start: (system, user, assistant, user) holds it {where}, after "
+        f"{excerpt(tokens, longer[: longer.find(s1)], 60, last=True)}, where (system, user) "
+        f"opens with it ({excerpt(tokens, written[: written.find(s1)], 60)} and the text); "
+        f"expected the system turn first in every render {_BEFORE_LAST_NEEDS}"
     )

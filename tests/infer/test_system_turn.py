@@ -1,9 +1,12 @@
-"""A default system turn written only when no message of the conversation is a system
-message (Muse Glimmer's template looks at every message, not the first): a system message
-after the first user message, with none before it, takes the default turn's place.  Where
-the template writes a system text as Muse Glimmer's concept does, every system message is
+"""Where a template writes its system turn (:mod:`pawlette.infer.system_turn`).
+
+A default system turn written only when no message of the conversation is a system message
+(Muse Glimmer's template looks at every message, not the first): a system message after the
+first user message, with none before it, takes the default turn's place.  Where the
+template writes a system text as Muse Glimmer's concept does, every system message is
 derived in place; where it does not, later system messages are refused saying what the
-template does."""
+template does.  A system turn written only before the generation prompt, or before the last
+user turn, is refused saying so."""
 
 from __future__ import annotations
 
@@ -152,3 +155,61 @@ def test_that_shape_without_muse_spelling_is_refused_saying_what_it_does() -> No
     with pytest.raises(UnsupportedFeature) as raised:
         inference.format.render(later)
     assert "a default system turn written only without any system message" in str(raised.value)
+
+
+_TURN = "{{- '<|im_start|>' + m.role + '\\n' + m.content + '<|im_end|>\\n' -}}"
+_SYSTEM = "{{- '<|im_start|>system\\n' + messages[0].content + '<|im_end|>\\n' -}}"
+_PROMPT = "{%- if add_generation_prompt -%}{{- '<|im_start|>assistant\\n' -}}{%- endif -%}"
+
+
+def _system_detail(text: str) -> str:
+    inference = infer_template(text)
+    assert inference.accepted, inference.describe()
+    status, detail = _capability(inference, "system messages")
+    assert status == "not derived", detail
+    assert inference.format is not None
+    with pytest.raises(UnsupportedFeature):
+        inference.format.render(
+            [{"role": "system", "content": "S"}, {"role": "user", "content": "U"}]
+        )
+    return detail
+
+
+def test_a_system_turn_written_only_before_the_generation_prompt_is_refused_saying_so() -> None:
+    """The system text after the last turn, only when the prompt follows: not "not written"."""
+    text = (
+        "{%- for m in messages -%}{%- if m.role != 'system' -%}" + _TURN + "{%- endif -%}"
+        "{%- endfor -%}{%- if add_generation_prompt and messages[0].role == 'system' -%}"
+        + _SYSTEM
+        + "{%- endif -%}"
+        + _PROMPT
+    )
+    assert _system_detail(text) == (
+        "the template writes a system message's text only with the generation prompt: "
+        "(system, user) without the prompt ends '<|im_start|>user\\nZu1q<|im_end|>\\n' with no "
+        "system text, and with it goes on '<|im_start|>system\\n', the text, "
+        "'<|im_end|>\\n<|im_start|>assistant\\n'; expected a system turn at the start of every "
+        "render (needs concept: a system turn written before the generation prompt)"
+    )
+
+
+def test_a_system_turn_written_before_the_last_user_turn_is_refused_saying_so() -> None:
+    """The first system message's turn moves with every new question: refused before
+    verification, saying where it goes (not a difference verification found)."""
+    text = (
+        "{%- for m in messages -%}"
+        "{%- if loop.last and m.role == 'user' and messages[0].role == 'system' -%}"
+        + _SYSTEM
+        + "{%- endif -%}{%- if m.role != 'system' -%}"
+        + _TURN
+        + "{%- endif -%}{%- endfor -%}"
+        + _PROMPT
+    )
+    assert _system_detail(text) == (
+        "the template writes the first system message's turn before the last user turn, not at "
+        "the start: (system, user, assistant, user) holds it before the second user turn (the "
+        "last), after …'\\n<|im_start|>assistant\\nZa1q<|im_end|>\\n<|im_start|>system\\n', "
+        "where (system, user) opens with it ('<|im_start|>system\\n' and the text); expected "
+        "the system turn first in every render (needs concept: a system turn written before "
+        "the last user turn)"
+    )
