@@ -14,7 +14,9 @@ from ..support.conversations import generate_conversations
 from ..support.template_corpus import corpus_template
 
 
-@pytest.mark.parametrize("name", ["GLM-4.6", "Qwen-Qwen3-0.6B", "meta-llama-Llama-3.1-8B-Instruct"])
+@pytest.mark.parametrize(
+    "name", ["GLM-4.6", "Qwen-Qwen3-0.6B", "meta-llama-Llama-3.1-8B-Instruct", "muse-glimmer"]
+)
 def test_the_exported_template_renders_as_the_inferred_format(name: str) -> None:
     template = corpus_template(name)
     fmt = infer_template(

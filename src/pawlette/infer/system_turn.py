@@ -20,6 +20,7 @@ __all__ = ["LAST_KEPT", "derive_system"]
 def derive_system(probe: Probe, draft: Draft) -> None:
     """The system turn: its frame, a default text, where later system messages go."""
     from ..declare import FirstSystemText, LastSystemPrompt, SystemPrompt
+    from ..formats.muse.system import DefaultWithoutSystem
 
     if draft.skip("system messages"):
         return
@@ -41,7 +42,8 @@ def derive_system(probe: Probe, draft: Draft) -> None:
     try:
         before, between, tail = probe.cut(written, [s1, u1], "a system message")
     except Underivable as error:
-        draft.capability("system messages", "not derived", str(error))
+        prompted = _only_with_prompt(probe, written) if s1 not in written else None
+        draft.capability("system messages", "not derived", prompted or str(error))
         return
     user_open = user_frame.open
     if not between.endswith(user_open) or tail != user_frame.end + user_frame.after:
@@ -54,6 +56,10 @@ def derive_system(probe: Probe, draft: Draft) -> None:
             f"({excerpt(tokens, written, 200)}; "
             "needs concept: system text inside another turn)",
         )
+        return
+    moved = _before_last_user(probe, written)
+    if moved is not None:
+        draft.capability("system messages", "not derived", moved)
         return
     system_close = between[: len(between) - len(user_open)]
     frame = FrameText()
@@ -123,8 +129,12 @@ def derive_system(probe: Probe, draft: Draft) -> None:
     draft.frames["system"] = frame
     fence = draft.fence
     kind: type[SystemPrompt] = SystemPrompt
+    where = ""
     if placement == LAST_KEPT:  # (only the last system message, at the start)
         kind, placement = LastSystemPrompt, "gathered"
+    elif placement == WITHOUT_SYSTEM:
+        kind, placement = DefaultWithoutSystem, "in_place"
+        where = ", the default turn only when no message is a system message"
     heading = ""
     if placement == "gathered" and lead:
         heading, lead = lead, ""  # (written before the gathered texts, as the lead is)
@@ -140,7 +150,7 @@ def derive_system(probe: Probe, draft: Draft) -> None:
     draft.concepts.append(concept)
     if lead or trail:
         draft.concepts.append(FirstSystemText(lead=fence(lead), trail=fence(trail)))
-    where = f", after the default text and {lead or heading!r}" if lead or heading else ""
+    where += f", after the default text and {lead or heading!r}" if lead or heading else ""
     where += f", before {trail!r} (the default text)" if trail else ""
     where += f"; {default_after!r} after the default turn alone" if default_after else ""
     draft.capability("system messages", "derived", f"placement {placement}{where}")
@@ -333,6 +343,15 @@ LAST_KEPT = "last_kept"
 """:func:`_placement`'s answer for a template that writes only the last system message,
 where the first goes: a :class:`~pawlette.declare.LastSystemPrompt`, gathered."""
 
+WITHOUT_SYSTEM = "without_system"
+""":func:`_placement`'s answer for a template that writes every system message in place and
+its default system turn only when no message of the conversation is a system message:
+Muse Glimmer's :class:`~pawlette.formats.muse.system.DefaultWithoutSystem`, in place."""
+
+_WITHOUT_SYSTEM_NEEDS = (
+    "(needs concept: a default system turn written only without any system message)"
+)
+
 
 def _placement(
     probe: Probe, draft: Draft, frame: FrameText, written: str
@@ -408,6 +427,9 @@ def _placement(
     )
     lone = probe.render([message("user", u1)])
     moved = _later_alone(probe, alone, lone)
+    default_turn = _default_turn_removed(probe, draft, frame, alone, lone)
+    if default_turn is not None:
+        return _without_system(probe, draft, frame, default_turn, later_open, user_open)
     if moved is not None:
         draft.capability("later system messages", "not derived", moved)
         return "first_only", "\n\n", ""
@@ -439,3 +461,143 @@ def _placement(
         f"a later system turn opens with {later_open!r}, the first with {frame.open!r}",
     )
     return "first_only", "\n\n", ""
+
+
+def _default_turn_removed(
+    probe: Probe, draft: Draft, frame: FrameText, alone: str | None, lone: str | None
+) -> str | None:
+    """The default system turn a conversation of one user message (``lone``) opens with,
+    where a system message after the first user message, with none before it (``alone``),
+    leaves that turn out: the conversation then opens with the user's turn.  None: it does
+    not (no default turn, or one written either way)."""
+    u1 = probe.sentinel("u", 1)
+    if alone is None or lone is None or u1 not in alone or u1 not in lone:
+        return None
+    begin, user_open = draft.begin, draft.frames["user"].open
+    usual, start = lone[: lone.find(u1)], alone[: alone.find(u1)]
+    if start != begin + user_open or not usual.startswith(begin) or not usual.endswith(user_open):
+        return None
+    turn = usual[len(begin) : len(usual) - len(user_open)]
+    close = frame.end + frame.after
+    if len(turn) <= len(frame.open) + len(close):
+        return None
+    return turn if turn.startswith(frame.open) and turn.endswith(close) else None
+
+
+def _without_system(
+    probe: Probe,
+    draft: Draft,
+    frame: FrameText,
+    default_turn: str,
+    later_open: str,
+    user_open: str,
+) -> tuple[str | None, str, str]:
+    """:func:`_placement` for a template whose default system turn (``default_turn``) is
+    written only when no message is a system message: every system message in place, as
+    Muse Glimmer's concept writes them, where that concept writes a system text as the
+    template does; else later system messages are not derived, saying what the template
+    does."""
+    said = (
+        f"the template writes its default system turn ({excerpt(probe.tokens, default_turn, 60)}) "
+        "only when no message of the conversation is a system message: a system message after "
+        "the first user message, with none before it, is written in its place and the "
+        "conversation opens with the user's turn"
+    )
+    if user_open != draft.frames["user"].open or later_open != frame.open:
+        draft.capability(
+            "later system messages",
+            "not derived",
+            f"{said}; that system turn opens with {later_open!r} and the user turn after it "
+            f"with {user_open!r}, where the first system turn opens with {frame.open!r} and a "
+            f"user turn with {draft.frames['user'].open!r} {_WITHOUT_SYSTEM_NEEDS}",
+        )
+        return "first_only", "\n\n", ""
+    unlike = _effort_unlike(probe)
+    if unlike is not None:
+        draft.capability("later system messages", "not derived", f"{said}; {unlike}")
+        return "first_only", "\n\n", ""
+    draft.capability(
+        "later system messages",
+        "derived",
+        "written in place; the default system turn only when no message is a system message "
+        "(Muse Glimmer's DefaultWithoutSystem: a system text's 'reasoning effort' written "
+        "'reasoning strength', as the template writes it)",
+    )
+    return WITHOUT_SYSTEM, "\n\n", ""
+
+
+def _effort_unlike(probe: Probe) -> str | None:
+    """Why Muse Glimmer's :class:`~pawlette.formats.muse.system.DefaultWithoutSystem` (the
+    one concept that writes a default system turn only without any system message) does not
+    write a system text as the template does: it writes the four spellings of "reasoning
+    effort" as "reasoning strength" (Muse Glimmer's template does).  None: it does."""
+    from ..formats.muse.system import EFFORT_SPELLINGS, normalised
+
+    s1, u1 = probe.sentinel("s", 1), probe.sentinel("u", 1)
+    text = " ".join((s1, *(spelling for spelling, _ in EFFORT_SPELLINGS)))
+    written = probe.render([message("system", text), message("user", u1)])
+    if written is None:
+        return (
+            f"the template refuses a system message holding {text!r} "
+            f"({probe.refusal([message('system', text), message('user', u1)])[:100]}) "
+            f"{_WITHOUT_SYSTEM_NEEDS}"
+        )
+    if written.count(normalised(text)) == 1 and text not in written:
+        return None
+    how = "as given" if text in written else "otherwise"
+    return (
+        f"it writes a system message's 'Reasoning effort' {how}, where the one concept that "
+        "writes such a default turn (Muse Glimmer's) writes 'Reasoning strength' "
+        f"{_WITHOUT_SYSTEM_NEEDS}"
+    )
+
+
+_BEFORE_PROMPT_NEEDS = "(needs concept: a system turn written before the generation prompt)"
+_BEFORE_LAST_NEEDS = "(needs concept: a system turn written before the last user turn)"
+
+
+def _only_with_prompt(probe: Probe, written: str) -> str | None:
+    """Why a system message's text is missing from (system, user) rendered without the
+    generation prompt (``written``), where the template writes it only with the prompt,
+    after the last turn; None: it does not."""
+    s1, u1 = probe.sentinel("s", 1), probe.sentinel("u", 1)
+    prompted = probe.render([message("system", s1), message("user", u1)], prompt=True)
+    if prompted is None or prompted.count(s1) != 1 or not prompted.startswith(written):
+        return None
+    tokens = probe.tokens
+    added = prompted[len(written) :]
+    at = added.find(s1)
+    return (
+        "the template writes a system message's text only with the generation prompt: "
+        f"(system, user) without the prompt ends {excerpt(tokens, written, 60, last=True)} "
+        f"with no system text, and with it goes on {excerpt(tokens, added[:at], 60)}, the "
+        f"text, {excerpt(tokens, added[at + len(s1) :], 60)}; expected a system turn at the "
+        f"start of every render {_BEFORE_PROMPT_NEEDS}"
+    )
+
+
+def _before_last_user(probe: Probe, written: str) -> str | None:
+    """Why a first system message's turn, written before the user turn in (system, user)
+    (``written``), is not at the start of the conversation: the template writes it before
+    the last user turn, after the turns before that one.  None: it is at the start."""
+    s1, u1, u2 = probe.sentinel("s", 1), probe.sentinel("u", 1), probe.sentinel("u", 2)
+    a1 = probe.sentinel("a", 1)
+    longer = probe.render(
+        [message("system", s1), message("user", u1), message("assistant", a1), message("user", u2)]
+    )
+    if longer is None or any(longer.count(text) != 1 for text in (s1, u1, a1, u2)):
+        return None
+    if longer.find(s1) < longer.find(u1):
+        return None
+    tokens = probe.tokens
+    if longer.find(a1) < longer.find(s1) < longer.find(u2):
+        where = "before the second user turn (the last)"
+    else:
+        where = "after the first user turn"
+    return (
+        "the template writes the first system message's turn before the last user turn, not "
+        f"at the start: (system, user, assistant, user) holds it {where}, after "
+        f"{excerpt(tokens, longer[: longer.find(s1)], 60, last=True)}, where (system, user) "
+        f"opens with it ({excerpt(tokens, written[: written.find(s1)], 60)} and the text); "
+        f"expected the system turn first in every render {_BEFORE_LAST_NEEDS}"
+    )
