@@ -1,12 +1,25 @@
-"""What :meth:`pawlette.Format.parse_conversation` says it could not give back."""
+"""What :meth:`pawlette.Format.parse_conversation` says it could not give back, and where a
+completion is read from after the prompt actually written (:meth:`pawlette.Format.parse`
+with ``prompt=``)."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import pytest
 
 import pawlette
+from bench.registered import every_format
+from pawlette.declare import Reasoning
+from pawlette.declare.pieces import text_of
 from pawlette.demo import WEATHER_TOOL
+from pawlette.engine.fold import fold, merge_assistant
 from pawlette.formats import formats
+from pawlette.openai import message_to_openai
+from pawlette.tokenization import IdParser
+
+from .support.small_bpe import small_tokenizer
+from .support.template_compare import corpus_reference
 
 MESSAGES = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}]
 
@@ -63,3 +76,194 @@ def test_a_loss_is_recorded_once() -> None:
     turn = harmony.render([{"role": "user", "content": "Hi"}], [WEATHER_TOOL]).text
     back = harmony.parse_conversation(turn + turn)
     assert back.losses == ("tools: written as TypeScript types, not read back into JSON schemas",)
+
+
+# ------------------------------------------------------------------ the prompt actually written
+
+CALL = {
+    "id": "a",
+    "type": "function",
+    "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'},
+}
+ASKED = [{"role": "user", "content": "Weather in Paris?"}]
+ANSWERED = [*ASKED, {"role": "assistant", "content": None, "tool_calls": [CALL]}]
+RESULTS = [*ANSWERED, {"role": "tool", "tool_call_id": "a", "content": "18"}]
+GREETING = {"role": "assistant", "content": "Hello! How can I help?"}
+CONVERSATIONS: dict[str, list[dict[str, Any]]] = {
+    "a user message": ASKED,
+    "results": RESULTS,
+    "an answer": [*ASKED, GREETING],
+    "results and an answer": [*RESULTS, GREETING],
+    "a greeting": [GREETING],
+    "a system message and a greeting": [{"role": "system", "content": "Be brief."}, GREETING],
+    "a greeting and a user message": [GREETING, *ASKED],
+    "a system message": [{"role": "system", "content": "Be brief."}],
+}
+"""Conversations whose generation prompt differs by their last message: an answer or a system
+text after which some templates write no prompt, or leave the answer open."""
+
+OPENING_PROMPTS = [
+    name
+    for name in every_format()
+    if pawlette.get_format(name).grammar.completion_start == "assistant.reasoning"
+]
+"""Every registered format and variant whose usual prompt opens a reasoning block."""
+
+
+def _reasoning(fmt: pawlette.Format) -> Reasoning:
+    (reasoning,) = [
+        concept for concept in fmt.declaration.concepts if isinstance(concept, Reasoning)
+    ]
+    return reasoning
+
+
+def _opener(fmt: pawlette.Format) -> str:
+    """The text of the format's reasoning open fence."""
+    return text_of(_reasoning(fmt).open, fmt.options, fmt.name).strip()
+
+
+def _streamed(fmt: pawlette.Format, completion: str, prompt: str) -> dict[str, Any]:
+    """The completion fed a character at a time to a parser given the prompt."""
+    parser = fmt.parser(prompt=prompt)
+    events = [event for character in completion for event in parser.feed(character)]
+    events += parser.finish()
+    return message_to_openai(merge_assistant(fold(events, fmt.grammar.fields).messages))
+
+
+def _from_ids(fmt: pawlette.Format, completion: str, prompt: str) -> dict[str, Any]:
+    """The completion as token ids (its markers as special tokens), one id at a time."""
+    tokenizer = small_tokenizer(fmt.special_markers)
+    parser = IdParser(fmt, tokenizer, prompt=prompt)
+    events = [
+        event
+        for token in tokenizer.encode(completion, add_special_tokens=False).ids
+        for event in parser.feed_ids([token])
+    ]
+    events += parser.finish()
+    return message_to_openai(merge_assistant(fold(events, fmt.grammar.fields).messages))
+
+
+def _reading(message: dict[str, Any]) -> tuple[str, str]:
+    return message.get("content") or "", message.get("reasoning_content") or ""
+
+
+@pytest.mark.parametrize("name", OPENING_PROMPTS)
+def test_a_completion_starts_inside_the_block_only_after_a_prompt_that_opened_it(
+    name: str,
+) -> None:
+    # The format's usual prompt opens the block, but its template writes no prompt after
+    # some turns, or leaves the last answer open: the model's text there is its answer.
+    fmt = pawlette.get_format(name)
+    opener = _opener(fmt)
+    completion = "It is 18." + fmt.stop[0]
+    seen = set()
+    for kind, messages in CONVERSATIONS.items():
+        try:
+            prompt = fmt.render(messages, [WEATHER_TOOL], add_generation_prompt=True).text
+        except pawlette.PawletteError:
+            continue  # a conversation the template refuses
+        opened = prompt.rstrip().endswith(opener)
+        seen.add(opened)
+        expected = ("", "It is 18.") if opened else ("It is 18.", "")
+        whole = fmt.parse(completion, prompt=prompt).message
+        assert _reading(whole) == expected, (kind, prompt[-60:])
+        assert _streamed(fmt, completion, prompt) == whole, kind
+    assert True in seen  # the usual prompt, at least, opens the block
+
+
+@pytest.mark.parametrize(
+    ("name", "kind"),
+    [
+        ("deepseek_dsml:v3.2-thinking", "a system message"),
+        ("deepseek:v3.1-thinking", "an answer"),
+        ("deepseek:v3.1-thinking", "a greeting"),
+        ("hy3:low", "an answer"),
+        ("apriel:1.6", "results and an answer"),
+    ],
+)
+def test_a_prompt_that_opened_no_block_is_read_so_in_every_form(name: str, kind: str) -> None:
+    # No generation prompt (DeepSeek after the system text or an answer), or the last answer
+    # left open (Hunyuan, Apriel): the answer is content, read whole, streamed or from ids.
+    fmt = pawlette.get_format(name)
+    prompt = fmt.render(CONVERSATIONS[kind], [WEATHER_TOOL], add_generation_prompt=True).text
+    assert not prompt.rstrip().endswith(_opener(fmt))
+    completion = " It is 18." + fmt.stop[0]
+    whole = fmt.parse(completion, prompt=prompt).message
+    assert _reading(whole) == (" It is 18.", "")
+    assert _streamed(fmt, completion, prompt) == whole
+    assert _from_ids(fmt, completion, prompt) == whole
+    assert fmt.start_after(prompt) is not None  # the server starts its parser there too
+
+
+def test_an_answer_prefilled_inside_the_block_goes_on_inside_it() -> None:
+    # A prompt that ends inside a reasoning block the caller began (a prefill) is continued
+    # there, in a format whose usual prompt opens none.
+    qwen = pawlette.get_format("chatml")
+    prompt = qwen.render(ASKED, add_generation_prompt=True).text + "<think>\nThe user"
+    completion = " asks.\n</think>\n\nIt is 18.<|im_end|>"
+    whole = qwen.parse(completion, prompt=prompt).message
+    assert _reading(whole) == ("It is 18.", " asks.")
+    assert _streamed(qwen, completion, prompt) == whole
+    assert _from_ids(qwen, completion, prompt) == whole
+
+
+def test_the_usual_prompt_changes_nothing() -> None:
+    # A prompt that leaves the model where the usual one does reads as no prompt given.
+    for name in ("deepseek_dsml:v3.2-thinking", "deepseek_dsml:v3.2", "omni", "chatml"):
+        fmt = pawlette.get_format(name)
+        prompt = fmt.render(ASKED, add_generation_prompt=True).text
+        assert fmt.start_after(prompt) is None, name
+        completion = "<think>A</think>B" + fmt.stop[0]
+        assert fmt.parse(completion, prompt=prompt) == fmt.parse(completion), name
+
+
+ON_OFF = (True, False)
+REAL_TEMPLATES: list[tuple[str, str, str | None, tuple[object, ...]]] = [
+    ("deepseek-ai-DeepSeek-V3.1", "deepseek:v3.1-thinking", "thinking", ON_OFF),
+    ("deepseek-ai-DeepSeek-V3.2", "deepseek_dsml:v3.2-thinking", "thinking", ON_OFF),
+    ("deepseek-ai-DeepSeek-V4", "deepseek_dsml:v4-thinking", "thinking", ON_OFF),
+    ("GLM-4.7-Flash", "glm:4.7", "enable_thinking", ON_OFF),
+    ("Qwen3.5-4B", "chatml:qwen3.5", "enable_thinking", ON_OFF),
+    ("inclusionai-ling-3.0-flash", "bailing", "enable_thinking", ON_OFF),
+    ("Cohere2MoE", "cohere:cohere2moe", "reasoning", ON_OFF),
+    ("Kimi-K3", "kimi:k3", "thinking", ON_OFF),
+    ("poolside-Laguna-S-2.1", "laguna:s-2.1", "enable_thinking", ON_OFF),
+    ("poolside-Laguna-XS.2", "laguna:xs.2-thinking", "enable_thinking", ON_OFF),
+    ("Spark2.5", "spark", "enable_thinking", ON_OFF),
+    ("tencent-Hy3", "hy3:low", "reasoning_effort", ("low", "no_think")),
+    ("Apriel-1.6-15b-Thinker-fixed", "apriel:1.6", None, ()),
+    ("deepseek-ai-DeepSeek-R1-Distill-Llama-8B", "deepseek:r1-llama", None, ()),
+    ("MiniMax-M2", "minimax_m2", None, ()),
+    ("NVIDIA-Nemotron-Nano-v2", "nemotron_v2", None, ()),
+    ("StepFun3.5-Flash", "chatml:stepfun3.5", None, ()),
+    ("IFM-K2-Horizon", "ifm", None, ()),
+]
+"""llama.cpp's real templates of the formats whose usual prompt opens the block, each with
+the variable that switches thinking per request and its values on and off (None: the
+template has none)."""
+
+
+@pytest.mark.parametrize(("template", "name", "switch", "values"), REAL_TEMPLATES)
+def test_a_real_templates_prompt_says_where_the_completion_starts(
+    template: str, name: str, switch: str | None, values: tuple[object, ...]
+) -> None:
+    # The template's own prompts, thinking on and off: the completion is reasoning exactly
+    # where the prompt left a block open (at its end, or Nemotron Nano 2's answer, which the
+    # template writes inside an open block).
+    fmt = pawlette.get_format(name)
+    opener, closer = _opener(fmt), _reasoning(fmt).content_markers[1]
+    completion = "It is 18." + fmt.stop[0]
+    seen = set()
+    for value in values if switch else (None,):
+        reference = corpus_reference(template, variables={switch: value} if switch else {})
+        for kind, messages in CONVERSATIONS.items():
+            prompt = reference.render(messages, [WEATHER_TOOL], add_generation_prompt=True).text
+            if prompt is None:
+                continue  # a conversation the template refuses
+            opened = prompt.rfind(opener) > prompt.rfind(closer)
+            seen.add(opened)
+            expected = ("", "It is 18.") if opened else ("It is 18.", "")
+            whole = fmt.parse(completion, prompt=prompt).message
+            assert _reading(whole) == expected, (value, kind, prompt[-60:])
+            assert _streamed(fmt, completion, prompt) == whole, (value, kind)
+    assert True in seen

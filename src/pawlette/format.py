@@ -14,7 +14,7 @@ from typing import Any
 from .blocks.tool_choice import ForcedPrefixes, forced_prefix
 from .engine.fold import fold, merge_assistant, pair_results
 from .engine.lexer import Token, marker_pattern
-from .engine.machine import Grammar, Parser, completion_finish_reason
+from .engine.machine import Grammar, Parser, completion_finish_reason, state_after
 from .engine.whole import read_whole
 from .engine.writer import Writer
 from .errors import PawletteError, RequestError
@@ -144,6 +144,9 @@ class Format:
     )
     """The assistant states a generation prompt may leave the model in (see
     :meth:`completion_start`), found once."""
+    _last_read: tuple[str, str] | None = field(default=None, init=False, compare=False, repr=False)
+    """The last prompt :meth:`completion_start` had to read whole, and its start (a server
+    asks for one request's prompt several times)."""
     _usual_start: str | None = field(default=None, init=False, compare=False, repr=False)
     """Where the generation prompt after a user message leaves the model (see
     :meth:`start_after`), found once."""
@@ -240,11 +243,21 @@ class Format:
     # ------------------------------------------------------------------ parse
 
     def completion_start(self, prompt: str) -> str:
-        """The state a completion starts in after the generation prompt ``prompt`` (its
-        tail): the state the longest row whose marker ends the prompt goes to, if that state
-        is the assistant's (a prompt that opens a reasoning block leaves the model inside
-        it), else the format's default completion state.  llama.cpp reads model output
-        knowing the prompt the same way."""
+        """The state a completion starts in after the prompt ``prompt``: where the prompt
+        actually written leaves the model, not where the format's usual prompt does.
+
+        - The longest row whose marker ends the prompt, if it goes to an assistant state: a
+          generation prompt that opens a reasoning block leaves the model inside it, one that
+          opens nothing (DeepSeek V3.1's after results) before it.  llama.cpp reads model
+          output knowing the prompt the same way.  The prompt's tail is enough here.
+        - Else the prompt ends in text or after a turn's end: it is read as a conversation,
+          and a turn of the assistant it leaves open is continued where it stands (a prefilled
+          answer, an answer the template leaves open: inside the block or after it).
+        - Else (no assistant turn open: a template that writes no generation prompt after an
+          answer or after the system text) the model's turn begins as one it opens itself,
+          before any reasoning block (:attr:`~pawlette.engine.machine.Grammar.unopened_start`):
+          its text is content unless it opens a block.
+        """
         entries = self._prompt_entries
         if entries is None:
             states = self.grammar.states
@@ -257,7 +270,20 @@ class Format:
         for marker, target in entries:
             if prompt.endswith(marker):
                 return target
-        return self.grammar.completion_start
+        last = self._last_read
+        if last is not None and last[0] == prompt:
+            return last[1]
+        grammar = self.grammar
+        try:
+            state = state_after(grammar, prompt)
+        except PawletteError:  # a prompt this format's reading refuses: no turn found open
+            state = None
+        if state is not None and state.role == "assistant":
+            start = state.name
+        else:
+            start = grammar.unopened_start or grammar.completion_start
+        object.__setattr__(self, "_last_read", (prompt, start))
+        return start
 
     def start_after(self, prompt: str) -> str | None:
         """Where the generation prompt ``prompt`` leaves the model, if that is not where
@@ -265,11 +291,12 @@ class Format:
 
         DeepSeek V3.1's thinking prompt opens ``<think>`` after a user message, but after
         tool results the template opens nothing and the model answers plainly: there the
-        completion starts before the block (``"assistant.head"``), not inside it.  A server
+        completion starts before the block (``"assistant.head"``), not inside it; so too
+        where no generation prompt is written at all (see :meth:`completion_start`).  A server
         starts its parser (``start=``) and its grammar (``prompt=`` of the grammar export)
-        there; a prompt that leaves the model where the usual one does changes nothing, so a
-        format's reading of the usual turn (a reasoning block read even after a prompt that
-        closed one) is kept.
+        there, as :meth:`parse` and :meth:`parser` do given ``prompt=``; a prompt that leaves
+        the model where the usual one does changes nothing, so a format's reading of the
+        usual turn (a reasoning block read even after a prompt that closed one) is kept.
         """
         usual = self._usual_start
         if usual is None:
@@ -306,12 +333,14 @@ class Format:
         arguments, end).  ``stream_arguments=True`` passes argument text as it is read (for
         long arguments), with a weaker guarantee: a call that turns out malformed was already
         partly emitted; it never gets its ``ToolCallEnd`` (the fold drops it) and its text
-        follows as content (see README, "Contracts").  ``prompt``: the generation prompt the
-        completion follows (its tail is enough): the parser starts where it leaves the model
-        (:meth:`completion_start`), inside a reasoning block the prompt opened.
+        follows as content (see README, "Contracts").  ``prompt``: the prompt the completion
+        follows, as written: the parser starts where it leaves the model (:meth:`start_after`,
+        as ``pawlette serve`` starts it), inside a reasoning block only if the prompt opened
+        one.  A prompt's tail is enough where it ends with the generation prompt's last
+        marker; one that ends in text or with no generation prompt is read whole.
         """
         if prompt is not None and start is None and not conversation:
-            start = self.completion_start(prompt)
+            start = self.start_after(prompt)
         return Parser(
             self.grammar,
             conversation=conversation,
@@ -333,9 +362,9 @@ class Format:
         prompt: str | None = None,
     ) -> Completion:
         """Parse a whole completion into an OpenAI assistant message and a finish reason
-        (``prompt``: the generation prompt it follows, see :meth:`parser`)."""
+        (``prompt``: the prompt it follows, see :meth:`parser`)."""
         grammar = self.grammar
-        start = None if prompt is None else self.completion_start(prompt)
+        start = None if prompt is None else self.start_after(prompt)
         declared = () if tools is None else _coerce_tools(tools)  # (refused as before)
         # The usual completion is read straight from its runs (see pawlette.engine.whole);
         # anything else by the machine, the reference.

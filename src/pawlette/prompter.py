@@ -913,12 +913,13 @@ class _Prompter:
 
         With ``format=``, the completion (what follows the prompt: ``input`` is stripped when
         the output starts with it) is parsed by the format, so tool calls and reasoning come
-        back as ``tool_calls`` and ``reasoning_content``.  Without a format this is
+        back as ``tool_calls`` and ``reasoning_content``, read from where ``input`` leaves
+        the model (:meth:`pawlette.Format.start_after`).  Without a format this is
         ``{"role": "assistant", "content": get_response(...)}``: the default templates have
         no tool-call syntax to parse.
         """
         if self._format is not None:
-            return self._format.parse(self.get_response(output, input)).message
+            return self._format.parse(self.get_response(output, input), prompt=input).message
         return {"role": "assistant", "content": self.get_response(output, input)}
 
 

@@ -436,6 +436,8 @@ class Reasoning(Concept):
             if not self.follows(previous):  # begun there with no opener: no block, no stand-in
                 table.begin_after("assistant", previous, like="assistant.body")
         if self.prompt in ("open", "opened"):
+            # A prompt that opens no turn (none written after an answer) opens no block either.
+            table.unopened_start = table.completion_start
             table.completion_start = "assistant.reasoning"
         if self.calls_end:
             table.call_states.append("assistant.reasoning")

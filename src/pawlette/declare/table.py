@@ -118,6 +118,9 @@ class Table:
         self.steps: dict[tuple[str, str], tuple[str, tuple[Action, ...]]] = {}
         self.fields: dict[str, dict[str, str]] = {}
         self.completion_start = "assistant.head"
+        self.unopened_start: str | None = None
+        """Where a completion starts after a prompt that opened no assistant turn, where the
+        usual prompt opens more than the turn (see :attr:`Grammar.unopened_start`)."""
         self.begin_target = "outside"
         """Where the ``begin`` fence leads (bare system text follows it: ``system.body``)."""
         self.begin_actions: tuple[Action, ...] = ()
@@ -328,6 +331,7 @@ class Table:
             escape=escape,
             conversation_start="outside",
             completion_start=self.completion_start,
+            unopened_start=self.unopened_start,
             soft=soft,
             text_ids=self.layout.markers_in_text,
             # A word (ChatGLM3's ``sop``) stays text: read as a marker, every word holding it

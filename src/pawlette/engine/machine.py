@@ -144,6 +144,11 @@ class Grammar:
     completion_over: frozenset[str] = frozenset()
     """States in which a completion's turn is over: those outside the assistant turn and the
     scaffold states (readers marked ``scaffold``) inside it (see the module docstring)."""
+    unopened_start: str | None = None
+    """Where a completion starts after a prompt that leaves the model in no assistant turn
+    (a template that writes no generation prompt there): the state before what the usual
+    prompt opens (a reasoning block), as a turn the model opens itself begins.  None: the
+    ``completion_start`` (the usual prompt opens nothing)."""
     rows: Mapping[str, Mapping[str, Step]] = field(
         default_factory=dict, init=False, compare=False, repr=False
     )
@@ -209,6 +214,7 @@ class GrammarBuilder:
         soft: frozenset[str] = frozenset(),
         text_ids: bool = False,
         bare: frozenset[str] = frozenset(),
+        unopened_start: str | None = None,
     ) -> Grammar:
         """The grammar.  ``bare`` are control tokens' spellings that no row reads alone (a
         part of a longer marker, ``<|im_start|>`` of ``<|im_start|>user\\n``): the lexer
@@ -217,7 +223,7 @@ class GrammarBuilder:
             for name in (state, step.target):
                 if name not in self.states:
                     raise FormatError(f"row ({state!r}, {marker!r}): unknown state {name!r}")
-        for name in (conversation_start, completion_start):
+        for name in (conversation_start, completion_start, unopened_start or completion_start):
             if name not in self.states:
                 raise FormatError(f"start state {name!r}: unknown; expected a declared state")
         return Grammar(
@@ -235,6 +241,7 @@ class GrammarBuilder:
                 for name, state in self.states.items()
                 if state.role != "assistant" or getattr(state.reader, "scaffold", False)
             ),
+            unopened_start=None if unopened_start == completion_start else unopened_start,
         )
 
 
@@ -806,3 +813,16 @@ class Parser:
             if target in self._over and not self.conversation:
                 self._trailing = []
                 self._trailing_offset = offset + len(marker)
+
+
+def state_after(grammar: Grammar, text: str) -> State:
+    """The state a reading of the rendered conversation ``text`` is in at its end, as a
+    prompt leaves the model (a turn it continues): text the lexer holds back as a marker's
+    possible start is read as what it is, and the last state is left open (its reader never
+    closed)."""
+    parser = Parser(grammar, conversation=True)
+    parser.feed(text)
+    tokens = parser._lexer.finish()
+    if tokens:
+        parser._dispatch(tokens)
+    return parser.state
