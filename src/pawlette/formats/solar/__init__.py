@@ -94,6 +94,7 @@ if TYPE_CHECKING:
 
 BEGIN, CONTENT, END = Marker("<|begin|>"), Marker("<|content|>"), Marker("<|end|>")
 THINK = Marker("<|think|>")
+FLUSH, END_OF_TEXT = Marker("<|flush|>"), Marker("<|endoftext|>")
 TOOL_CALLS, CALLS = Marker("<|tool_calls|>"), Marker("<|calls|>")
 CALL_BEGIN, CALL_NAME = Marker("<|tool_call:begin|>"), Marker("<|tool_call:name|>")
 CALL_ARGUMENTS, CALL_END = Marker("<|tool_call:args|>"), Marker("<|tool_call:end|>")
@@ -200,8 +201,13 @@ def layout(options: SolarOptions) -> Layout:
         frames={
             "system": Frame(open=fence(BEGIN, "system", CONTENT), end=fence(END)),
             "user": Frame(open=fence(BEGIN, "user", CONTENT), end=fence(END)),
+            # Past answers end with <|end|> (the template's); the model ends its turn with
+            # <|flush|>, <|calls|> or <|endoftext|>, its engines' stops (see the docstring).
             "assistant": Frame(
-                open=fence(BEGIN, "assistant"), end=fence(END), also_end=(fence(CALLS),)
+                open=fence(BEGIN, "assistant"),
+                end=fence(END),
+                also_end=(fence(FLUSH), fence(CALLS), fence(END_OF_TEXT)),
+                end_stops=False,
             ),
             "tool": Frame(open=fence(BEGIN, "tool", RESPONSE, RESPONSE_BEGIN), end=fence(END)),
         },
