@@ -1352,7 +1352,8 @@ def test_solar_grammar_takes_reasoning_then_the_answer(syntax: Any) -> None:
     """Solar Open's reasoning closes with ``<|end|><|begin|>assistant``, and ``<|end|>`` is
     none of its engines' stops (llama.cpp drops it from the end-of-generation tokens, the
     generation config stops on ``<|flush|>``, ``<|calls|>`` and ``<|endoftext|>``): under
-    ``none`` the grammar takes a reasoning block and the answer after it."""
+    ``none`` the grammar takes a reasoning block and the answer after it, which ends where
+    the engine stops."""
     grammar = export_grammar_of("solar", TOOLS, "none", syntax=syntax)
 
     def ids(text: str) -> list[int]:
@@ -1361,4 +1362,5 @@ def test_solar_grammar_takes_reasoning_then_the_answer(syntax: Any) -> None:
     assert accepts("solar", grammar, syntax, ids("<|content|>Hi"))
     thought = "<|think|>Hm<|end|><|begin|>assistant<|content|>Hi"
     assert accepts("solar", grammar, syntax, ids(thought))
+    assert accepts("solar", grammar, syntax, ids(thought + "<|flush|>"))
     assert not accepts("solar", grammar, syntax, ids("<|think|>Hm<|end|>"))
