@@ -1348,11 +1348,12 @@ def test_no_reasoning_block_closes_on_a_stop_marker() -> None:
 
 
 @pytest.mark.parametrize("syntax", SYNTAXES)
-def test_solar_grammar_writes_no_reasoning(syntax: Any) -> None:
-    """Solar Open's reasoning closes with ``<|end|><|begin|>assistant`` and ``<|end|>`` ends
-    its turns: under ``none`` the grammar takes the answer alone, not a reasoning block
-    before it (on llama.cpp's GBNF, which takes no end-of-generation token inside a grammar,
-    half the random model's answers ran to ``max_tokens`` inside the block)."""
+def test_solar_grammar_takes_reasoning_then_the_answer(syntax: Any) -> None:
+    """Solar Open's reasoning closes with ``<|end|><|begin|>assistant``, and ``<|end|>`` is
+    none of its engines' stops (llama.cpp drops it from the end-of-generation tokens, the
+    generation config stops on ``<|flush|>``, ``<|calls|>`` and ``<|endoftext|>``): under
+    ``none`` the grammar takes a reasoning block and the answer after it, which ends where
+    the engine stops."""
     grammar = export_grammar_of("solar", TOOLS, "none", syntax=syntax)
 
     def ids(text: str) -> list[int]:
@@ -1360,4 +1361,6 @@ def test_solar_grammar_writes_no_reasoning(syntax: Any) -> None:
 
     assert accepts("solar", grammar, syntax, ids("<|content|>Hi"))
     thought = "<|think|>Hm<|end|><|begin|>assistant<|content|>Hi"
-    assert not accepts("solar", grammar, syntax, ids(thought))
+    assert accepts("solar", grammar, syntax, ids(thought))
+    assert accepts("solar", grammar, syntax, ids(thought + "<|flush|>"))
+    assert not accepts("solar", grammar, syntax, ids("<|think|>Hm<|end|>"))

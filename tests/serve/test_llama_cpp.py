@@ -121,11 +121,12 @@ def _gbnf_server(stack: Stack) -> LiveServer:
 
 
 def test_solar_none_in_gbnf_ends_by_its_stop() -> None:
-    """Solar Open's reasoning closes with ``<|end|><|begin|>assistant`` and ``<|end|>``, its
-    turns' stop, is an end-of-generation token, which llama.cpp takes through no GBNF grammar
-    before the grammar is complete: on the seeds whose random model opened ``<|think|>``
-    under ``none`` (4 and 6-9 of 0-9), a grammar that allowed the block ran to ``max_tokens``
-    inside it.  The grammar leaves the block out, and each answer ends by the stop."""
+    """Solar Open's reasoning closes with ``<|end|><|begin|>assistant``; llama.cpp takes no
+    end-of-generation token through a GBNF grammar before the grammar is complete, and
+    ``<|end|>`` must be none for this vocabulary (llama.cpp takes it out when the vocabulary
+    holds ``<|flush|>`` and ``<|calls|>``), else on the seeds whose random model opened
+    ``<|think|>`` under ``none`` (4 and 6-9 of 0-9) the block ran to ``max_tokens``.  Each
+    answer ends by the stop."""
     stack = Stack("solar", grammar_syntax="gbnf")
     try:
         client = stack.client()

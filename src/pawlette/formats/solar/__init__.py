@@ -50,6 +50,19 @@ Decisions:
   takes it as the turn's reasoning.
 - **Generation prompt**: ``<|begin|>assistant``; the model then writes ``<|think|>``,
   ``<|content|>`` or ``<|tool_calls|>``.
+- **Ends and stops**: the stop set is ``<|flush|>``, ``<|calls|>`` and ``<|endoftext|>``,
+  what the model's engines stop on: the model's ``generation_config.json`` lists them as
+  its end-of-sequence tokens, and llama.cpp makes them its end-of-generation tokens for
+  this vocabulary (it takes ``<|end|>`` out of them when ``<|flush|>`` and ``<|calls|>``
+  are in the vocabulary).  ``<|end|>`` is none: the model writes it after its reasoning and
+  goes on (``<|think|>…<|end|><|begin|>assistant<|content|>ANSWER<|flush|>``), and ends an
+  answer with ``<|flush|>``, a turn with calls with ``<|calls|>``.  The template, though,
+  ends a written answer with ``<|end|>`` and never writes ``<|flush|>``.  Where the two
+  differ, what the model writes follows the engines (the stop set; the grammar's turn ends
+  at a stop) and what is written follows the template (``<|end|>`` after an answer,
+  trainable, so the grammar takes that end too, after which an engine writes only an
+  end-of-generation token).  Reading takes ``<|end|>``, ``<|flush|>``, ``<|calls|>`` and
+  ``<|endoftext|>`` as the end of an assistant turn.
 
 Remaining differences from the template: ``default_system_prompt=false`` (no provider
 text), ``reasoning_effort`` ``low``/``minimal`` (an empty thought before the prompt),
@@ -94,6 +107,7 @@ if TYPE_CHECKING:
 
 BEGIN, CONTENT, END = Marker("<|begin|>"), Marker("<|content|>"), Marker("<|end|>")
 THINK = Marker("<|think|>")
+FLUSH, END_OF_TEXT = Marker("<|flush|>"), Marker("<|endoftext|>")
 TOOL_CALLS, CALLS = Marker("<|tool_calls|>"), Marker("<|calls|>")
 CALL_BEGIN, CALL_NAME = Marker("<|tool_call:begin|>"), Marker("<|tool_call:name|>")
 CALL_ARGUMENTS, CALL_END = Marker("<|tool_call:args|>"), Marker("<|tool_call:end|>")
@@ -200,8 +214,13 @@ def layout(options: SolarOptions) -> Layout:
         frames={
             "system": Frame(open=fence(BEGIN, "system", CONTENT), end=fence(END)),
             "user": Frame(open=fence(BEGIN, "user", CONTENT), end=fence(END)),
+            # Past answers end with <|end|> (the template's); the model ends its turn with
+            # <|flush|>, <|calls|> or <|endoftext|>, its engines' stops (see the docstring).
             "assistant": Frame(
-                open=fence(BEGIN, "assistant"), end=fence(END), also_end=(fence(CALLS),)
+                open=fence(BEGIN, "assistant"),
+                end=fence(END),
+                also_end=(fence(FLUSH), fence(CALLS), fence(END_OF_TEXT)),
+                end_stops=False,
             ),
             "tool": Frame(open=fence(BEGIN, "tool", RESPONSE, RESPONSE_BEGIN), end=fence(END)),
         },
