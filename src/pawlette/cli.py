@@ -387,8 +387,9 @@ def build_parser() -> argparse.ArgumentParser:
     parse.add_argument(
         "--prompt",
         metavar="FILE",
-        help="the generation prompt the completion follows (its tail is enough): the "
-        "completion is read from where it leaves the model (inside a reasoning block it opened)",
+        help="the prompt the completion follows, whole (its tail is enough when it ends with the "
+        "generation prompt's marker): the completion is read from where it leaves the model "
+        "(inside a reasoning block it opened, inside an answer it left open)",
     )
     parse.set_defaults(handler=command_parse)
 

@@ -69,7 +69,8 @@ def build_turn(
 ) -> TurnGrammar:
     """The syntax-free turn grammar (what the writers below print).
 
-    ``prompt``: the generation prompt the turn follows (its tail is enough).  Where it leaves
+    ``prompt``: the prompt the turn follows (its tail is enough when it ends with the
+    generation prompt's marker; one ending in text is read whole).  Where it leaves
     the model elsewhere than the format's usual prompt does (:meth:`Format.start_after`:
     DeepSeek's thinking prompt opens ``<think>`` after a user turn but not after tool
     results), the turn starts there, as a parser started there does.
