@@ -293,6 +293,11 @@ def test_turns_kept_whole_render_as_the_reference_wherever_met_again(name: str) 
         {"messages": [question, system, question, answer, question], "tools": [WEATHER_TOOL]},
         {"messages": [question, answer, question]},
         {"messages": [question, thought, question, answer, question]},
+        # (a turn kept at or before the last query, met again at its index after it)
+        {"messages": [question, thought, question]},
+        {"messages": [question, thought]},
+        {"messages": [question, call, result, question], "tools": [WEATHER_TOOL]},
+        {"messages": [question, call, result], "tools": [WEATHER_TOOL]},
         {"messages": [question, call, result, answer, question], "tools": [WEATHER_TOOL]},
         {"messages": [question, answer, result, call, result], "tools": [WEATHER_TOOL]},
         {"messages": [question, answer, question, answer, question]},
@@ -544,6 +549,56 @@ def test_checks_of_messages_met_again_with_new_tools_of_the_same_kinds_are_repla
     assert len(calls) == before + 2
     fmt.render({"messages": [question], "tools": [tool("action", 9)]})
     assert len(calls) == before + 4  # another kind: checked anew
+
+
+def test_checks_of_messages_met_again_with_tools_never_kept_are_replayed() -> None:
+    """Messages checked with tools the reader does not keep (a new description in each
+    request) are checked anew the first time; met again with other new tools of the same
+    number and kinds, their checks are replayed.  New messages with new tools are checked
+    each time."""
+    fmt, calls = _counted_checks(local=True)
+    question = {"role": "user", "content": "Hi"}
+
+    def tools(number: int) -> list[dict[str, Any]]:
+        return [{"type": "function", "function": {"name": "probe", "description": f"{number}"}}]
+
+    fmt.render({"messages": [question], "tools": tools(0)})
+    fmt.render({"messages": [question], "tools": tools(1)})
+    before = len(calls)
+    for number in range(2, 5):
+        rendering = fmt.render({"messages": [question], "tools": tools(number)})
+        assert len(calls) == before  # replayed, not called
+        assert rendering.losses[0] == "messages: first: 1 messages, 1 tools, prompt False"
+    for number in range(5, 8):
+        fmt.render(
+            {"messages": [{"role": "user", "content": f"new {number}"}], "tools": tools(number)}
+        )
+    assert len(calls) == before + 6
+
+
+def test_a_turn_kept_before_the_last_query_is_kept_when_met_again() -> None:
+    """An answer whose turn a hook writes otherwise after the last query (Qwen3's reasoning)
+    is kept whole at or before it, from its second meeting on: a turn met once (a new call
+    in every request) makes no entry."""
+    fmt = pawlette.get_format("chatml")
+    # (texts no other test renders: the reader hands back the message it read before)
+    answer = {"role": "assistant", "content": "Its ceviche.", "reasoning_content": "Peru."}
+    conversation = {
+        "messages": [
+            {"role": "user", "content": "What is Lima known for, first?"},
+            answer,
+            {"role": "user", "content": "And Oslo?"},
+        ]
+    }
+    messages, _ = coerce_conversation(conversation)
+    whole = fmt.write.__globals__["whole_assistant"]
+    first = fmt.render(conversation, add_generation_prompt=True)
+    assert not [key for key in whole if key[:2] == (1, id(messages[1]))]
+    assert fmt.render(conversation, add_generation_prompt=True) == first
+    assert _kept(whole, 1, messages[1])[0] is messages[1]
+    assert fmt.render(conversation, add_generation_prompt=True) == first
+    # (after the last query, the reasoning is written: never from the kept turn)
+    _same(fmt, {"messages": conversation["messages"][:2]})
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -140,6 +140,26 @@ WHOLE_TURNS_KEPT = 4096
 back, as the store of messages read does)."""
 
 
+def met_again(met: set[int], key: Any, limit: int) -> bool:
+    """Whether ``key`` was met before (by its hash in ``met``, where it is put when it was
+    not; ``met`` holds at most ``limit`` hashes, as many as the store it stands before holds
+    entries: a key met again after more others than that would have left the store before it
+    was found, so it starts over then).
+
+    What is kept only on its second meeting (a turn or a check whose messages may be new in
+    every request) costs a new one no entry: an entry holds objects the garbage collector
+    walks again and again, a hash is an int it never walks.  Two keys of one hash (or a new
+    message with the id of a freed one) make the second kept at once, which is all they
+    change: a kept entry is found by its key and the identity of what it holds."""
+    found = hash(key)
+    if found in met:
+        return True
+    if len(met) >= limit:
+        met.clear()
+    met.add(found)
+    return False
+
+
 def _keep_turn(
     whole: dict[tuple[Any, ...], tuple[Any, ...]],
     message: Message,
@@ -229,8 +249,10 @@ def _wholly_kept(hooks: Any) -> tuple[str, ...] | None:
     :meth:`Concept.hooks_outside_turn`, called all the same, its segments not the turn's), or
     (an opening, content or closing hook) acts only on a message holding a field
     (:meth:`Concept.hook_needs`), with a first content hook whose text the compiler writes
-    (:meth:`Concept.content_text`, tested on the message's own fields).  Those fields (a
-    turn of a message holding none of them is kept), or None: never kept."""
+    (:meth:`Concept.content_text`, tested on the message's own fields), or only on a turn
+    after the last query (``"after_last_query"``: a turn at or before it is kept, and looked
+    for only there).  Those fields (a turn of a message holding none of them is kept), or
+    None: never kept."""
     local = hooks.local
     before = zip(local["write_before"], hooks.outside["write_before"], strict=True)
     if not all(inside or outside for inside, outside in before):
@@ -248,19 +270,28 @@ def _wholly_kept(hooks: Any) -> tuple[str, ...] | None:
             return None
     else:
         fields += [need for need, alike in contents if not alike]
-    if None in fields or "after_last_query" in fields:
-        return None  # (a hook that acts on every turn, or on a turn's place: never kept)
+    if None in fields:
+        return None  # (a hook that acts on every turn: never kept)
     return tuple(dict.fromkeys(field for field in fields if field is not None))
 
 
-def _whole_kept(source: _Source, tag: str, role: str, escapes: bool, tools: bool) -> None:
+def _placed(fields: tuple[str, ...] | None) -> bool:
+    """Whether a turn of a role kept whole (:func:`_wholly_kept`) is kept and found only at
+    or before the last query (a hook acts on a turn after it)."""
+    return fields is not None and "after_last_query" in fields
+
+
+def _whole_kept(
+    source: _Source, tag: str, role: str, escapes: bool, tools: bool, placed: bool
+) -> None:
     """A turn found whole (its message met before at this index after a turn of the same
-    role, no backslash of caller text pending before it; ``tools``: with the same tools):
-    its segments again; else ``start``, where the turn's segments begin (-1: none to
-    keep)."""
+    role, no backslash of caller text pending before it; ``tools``: with the same tools;
+    ``placed``: the test of its place, :func:`_placed`): its segments again; else
+    ``start``, where the turn's segments begin (-1: none to keep)."""
     whole = source.bind(f"whole_{tag}", {})
     source.line("previous = out.previous")
-    source.line("if message is not None and writer._unfinished is None:")
+    place = " and index <= out.query" if placed else ""
+    source.line(f"if message is not None and writer._unfinished is None{place}:")
     key = "index, id(message), previous" + (", id(out.tools)" if tools else "")
     source.line(f"    kept = {whole}.get(({key}))")
     source.line("    if kept is not None and kept[0] is message:")
@@ -291,13 +322,13 @@ def _turn(source: _Source, role: str, hooks: Any, escapes: bool) -> None:
     # called each time, and the turn after them is kept: Concept.hooks_outside_turn)
     kept_first = whole and all(hooks.local["write_before"])
     if kept_first:
-        _whole_kept(source, tag, role, escapes, hooks.reads_tools)
+        _whole_kept(source, tag, role, escapes, hooks.reads_tools, _placed(fields))
     if hooks.before:
         for call in source.calls(f"before_{tag}", hooks.before, "out, index"):
             source.line(call)
         _enter(source, role)
     if whole and not kept_first:  # (after the hooks before the turn: not the turn's text)
-        _whole_kept(source, tag, role, escapes, hooks.reads_tools)
+        _whole_kept(source, tag, role, escapes, hooks.reads_tools, _placed(fields))
     opener = bool(hooks.turn_open)
     if opener:
         openers = source.calls(f"turn_open_{tag}", hooks.turn_open, "out, index")
@@ -425,6 +456,12 @@ def _turn(source: _Source, role: str, hooks: Any, escapes: bool) -> None:
     if whole:
         keep = source.bind("keep_turn", _keep_turn)
         held = "".join(f" and not {_needed(field)}" for field in fields or ())
+        if _placed(fields):
+            # (a turn at or before the last query: kept when met again, an answer met in
+            # the next request; a turn of new calls in each request makes no entry)
+            met = source.bind(f"met_{tag}", set())
+            source.bind("met_again", met_again)
+            held += f" and met_again({met}, (index, id(message), previous), {WHOLE_TURNS_KEPT})"
         source.line(f"if start >= 0{held}:  # (no hook acted but as a function of the message)")
         tools = ", tools=out.tools" if hooks.reads_tools else ""
         source.line(f"    {keep}(whole_{tag}, message, index, previous, writer, start{tools})")
@@ -554,12 +591,17 @@ _FREQUENT = {"assistant": 0, "user": 1, "tool": 2, "system": 3}
 """The roles, the most frequent in a conversation first."""
 
 
-def _found_whole(source: _Source, whole: str, escapes: bool, tools: bool) -> None:
+def _found_whole(
+    source: _Source, whole: str, escapes: bool, tools: bool, placed: bool = False
+) -> None:
     """The conversation loop's look for the message's turn in the store named ``whole``
-    (with no backslash of caller text pending; ``tools``: kept by the tools too), opening the
-    branch that writes it again."""
+    (with no backslash of caller text pending; ``tools``: kept by the tools too; ``placed``:
+    the test of its place, :func:`_placed`), opening the branch that writes it again."""
     key = "index, id(message), out.previous" + (", id(tools)" if tools else "")
-    source.line(f"kept = None if writer._unfinished is not None else {whole}.get(({key}))")
+    unplaced = " or index > out.query" if placed else ""
+    source.line(
+        f"kept = None if writer._unfinished is not None{unplaced} else {whole}.get(({key}))"
+    )
     source.line("if kept is not None and kept[0] is message:")
     source.depth += 1
     source.line("writer._extend(kept[1])")
@@ -601,7 +643,8 @@ def _checks_kept(source: _Source, plan: Any) -> None:
     handles, called for a request of messages not met before; for one met again with tools
     of the same number and kinds (:func:`tools_seen`), what they handled and the losses they
     recorded, from the store (filled by requests of tools the reader keeps, or none: a
-    server's tools, met again in its next requests).  A writer that holds losses already is
+    server's tools, met again in its next requests; of other tools, by a request met
+    again: :func:`met_again`).  A writer that holds losses already is
     checked as usual (the store keeps a render's own)."""
     store = source.bind("checks_kept", {})
     source.bind("tools_seen", tools_seen)
@@ -617,9 +660,16 @@ def _checks_kept(source: _Source, plan: Any) -> None:
     for call in source.calls("check", plan.check, "out"):
         source.line(call)
     source.line("refuse_unhandled(out)")
-    # (kept for tools the reader keeps, or none: a request of new tools and new messages,
-    # the most common first request, pays no store it would not find again)
-    source.line("if key is not None and (not tools or kept_tools(tools)):")
+    # (kept at once for tools the reader keeps, or none: a server's tools; for new tools
+    # when the same key is met again, messages checked before with other tools of the same
+    # number and kinds, such as a client that changes a tool's description: a request of
+    # new tools and new messages, the most common first request, makes no entry)
+    met = source.bind("checks_met", set())
+    source.bind("met_again", met_again)
+    source.line(
+        "if key is not None and (not tools or kept_tools(tools) "
+        f"or met_again({met}, key, {CHECKS_KEPT})):"
+    )
     source.line(f"    {keep}({store}, key, out)")
     source.depth -= 1
     source.line("else:")
@@ -688,7 +738,9 @@ def _conversation(source: _Source, plan: Any, claimed: dict[str, str]) -> None:
         elif role in kept_roles:
             # (the turn found whole, as its function finds it, without the function's call)
             source.depth += 1
-            _found_whole(source, f"whole_{role}", plan.joined, plan.turns[role].reads_tools)
+            hooks = plan.turns[role]
+            placed = _placed(_wholly_kept(hooks))
+            _found_whole(source, f"whole_{role}", plan.joined, hooks.reads_tools, placed)
             _enter(source, role)
             source.line("out.has_content = True")
             source.line(f"out.previous = {role!r}")
