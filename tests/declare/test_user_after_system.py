@@ -238,3 +238,36 @@ def test_the_template_finds_the_host_once() -> None:
         template = export_jinja(LAYOUT.name)
     assert template.count("1 if messages and messages[0].role in") == 1
     assert "first_user.index >= messages | length" in template
+
+
+@pytest.mark.parametrize(
+    "roles", [("assistant", "user", "assistant"), ("system", "assistant", "user", "assistant")]
+)
+def test_an_answer_holding_the_tools_is_written_as_an_untrained_user_turn(
+    roles: tuple[str, ...],
+) -> None:
+    """The template writes the answer at the host's place as the user turn holding the tools:
+    the model writes none of it, so neither the writer's mask nor the exported template's
+    ``{% generation %}`` spans hold it; the last answer alone is trained."""
+    from transformers.utils.chat_template_utils import render_jinja_template
+
+    from ..export.support import merged, trainable_spans
+
+    with registering.registered(LAYOUT):
+        template = export_jinja(LAYOUT.name)
+    request = _request(*roles)
+    rendering = FORMAT.render(request)
+    assert rendering.text == REFERENCE.render_request(request, add_generation_prompt=False).text
+    last = len(roles) - 1
+    trained = [(s.message_index, s.text) for s in rendering.segments if s.trainable and s.text]
+    assert trained == [(last, f"Text {last}."), (last, "<|eot_id|>")]
+    host = last - 2
+    assert {s.role for s in rendering.segments if s.message_index == host} == {"user"}
+    rendered, spans = render_jinja_template(
+        [request["messages"]],
+        tools=TOOLS,
+        chat_template=template,
+        return_assistant_tokens_mask=True,
+    )
+    assert rendered[0] == rendering.text
+    assert merged([(start, end) for start, end in spans[0]]) == trainable_spans(rendering)

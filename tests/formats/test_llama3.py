@@ -160,6 +160,65 @@ def test_an_answer_first_hosts_the_tools_as_the_templates_write_it(template: str
         ]
 
 
+GREETINGS = [
+    [
+        {"role": "assistant", "content": " Hello, how can I help? "},
+        {"role": "user", "content": "The time?"},
+        {"role": "assistant", "content": "Noon."},
+    ],
+    [
+        {"role": "system", "content": "Be brief."},
+        {"role": "assistant", "content": "Hello."},
+        {"role": "user", "content": "The time?"},
+        {"role": "assistant", "content": "Noon."},
+    ],
+]
+
+
+def _trained(rendering: pawlette.Rendering) -> list[tuple[int, str]]:
+    """The trainable segments' texts, by message index."""
+    return [
+        (segment.message_index, segment.text)
+        for segment in rendering.segments
+        if segment.trainable and segment.text
+    ]
+
+
+@pytest.mark.parametrize("messages", GREETINGS)
+def test_an_answer_holding_the_tools_is_not_trained(messages: list[dict[str, Any]]) -> None:
+    """Meta's templates write a greeting at the tools' host as the user turn holding them (the
+    model writes none of it): the mask trains the later answer alone, with tools, and the
+    greeting too without them (then an assistant turn); the exported template's ``{%
+    generation %}`` spans are the trainable text, and so is the tokenized mask."""
+    from transformers.utils.chat_template_utils import render_jinja_template
+
+    from pawlette.export import export_jinja
+    from pawlette.tokenization.encoder import IGNORE_INDEX
+
+    from ..export.support import merged, trainable_spans
+
+    last = len(messages) - 1
+    host = last - 2
+    template = export_jinja(LLAMA3)
+    tokenizer = llama3_tokenizer()
+    for tools in (TOOLS, None):
+        request = {"messages": messages, **({"tools": tools} if tools else {})}
+        rendering = LLAMA3.render(request)
+        answers = [(last, "Noon."), (last, "<|eot_id|>")]
+        greeting = [(host, messages[host]["content"].strip()), (host, "<|eot_id|>")]
+        assert _trained(rendering) == (answers if tools else greeting + answers)
+        rendered, spans = render_jinja_template(
+            [messages], tools=tools, chat_template=template, return_assistant_tokens_mask=True
+        )
+        assert rendered[0] == rendering.text
+        assert merged([(start, end) for start, end in spans[0]]) == trainable_spans(rendering)
+        labels = pawlette.tokenize(LLAMA3, tokenizer, request).labels
+        learned = tokenizer.decode(
+            [label for label in labels if label != IGNORE_INDEX], skip_special_tokens=False
+        )
+        assert learned == "".join(text for _, text in _trained(rendering))
+
+
 def test_an_answer_with_calls_or_results_as_the_tools_host_is_refused() -> None:
     call = {"id": "a", "type": "function", "function": {"name": "now", "arguments": "{}"}}
     with_calls = {

@@ -12,10 +12,12 @@ from typing import Any
 import pytest
 
 import pawlette
+from pawlette.export import export_jinja
+from pawlette.formats.minimax_m2 import DEFAULT_SYSTEM
 from pawlette.tokenization.encoder import IGNORE_INDEX
 
 from ..declared.model_output import check_every_way
-from ..support.conversations import generate_conversations
+from ..support.conversations import Conversation, generate_conversations
 from ..support.small_bpe import small_tokenizer
 from ..support.template_compare import compare_renders, corpus_reference, own_turns
 
@@ -200,9 +202,7 @@ def test_renders_as_the_template(messages: list[Any], tools: list[Any], prompt: 
 
 def test_what_the_template_drops_is_a_recorded_loss() -> None:
     rendering = MINIMAX_M2.render(CONVERSATIONS[0][:2] + CONVERSATIONS[2][1:], [])
-    assert "messages[0]: a system message with empty text, written as the default" in (
-        rendering.losses
-    )
+    assert "messages[0]: a system message with empty text, written as none" in rendering.losses
     assert "messages[2]: a system message after the first, dropped" in rendering.losses
     kept = MINIMAX_M2.render(CONVERSATIONS[1][:3], [])
     assert any("reasoning" in loss for loss in kept.losses)
@@ -563,3 +563,41 @@ def test_m3_tags_refuse_a_properties_of_the_wrong_shape_as_the_schemas_error(
         export_grammar_bundle(
             "minimax_m2:m3-no-thinking", tools_from_openai([tool]), "required", True, "gbnf"
         )
+
+
+def _empty_system_first(conversation: Conversation) -> dict[str, Any]:
+    """The request with a first system message of empty text (in place of the first one, or
+    before the first message)."""
+    messages = [dict(message) for message in conversation.messages]
+    if messages[0]["role"] == "system":
+        messages[0]["content"] = ""
+    else:
+        messages.insert(0, {"role": "system", "content": ""})
+    return {**conversation.request, "messages": messages}
+
+
+@pytest.mark.parametrize(
+    ("name", "template"), [("minimax_m2", TEMPLATE), ("minimax_m2:m3", TEMPLATE_M3)]
+)
+def test_an_empty_first_system_message_is_written_as_the_templates_default_text(
+    name: str, template: str
+) -> None:
+    """Both templates test the first system message's text: an empty one is written as the
+    default ``You are a helpful assistant.``, with the tools after it or without them; the
+    writer and the exported template write so, and the turn reads back as no message."""
+    fmt = pawlette.get_format(name)
+    generated = generate_conversations(24, seed=5, avoid=fmt.special_markers)
+    requests = [_empty_system_first(conversation) for conversation in generated]
+    assert {bool(request.get("tools")) for request in requests} == {False, True}
+    report = compare_renders(fmt, corpus_reference(template), requests)
+    assert report.agrees, report.describe()
+    exported = compare_renders(fmt, export_jinja(fmt), requests)
+    assert exported.agrees, exported.describe()
+    for request in requests:
+        rendering = fmt.render(request)
+        opened = "]~b]developer\n" if name.endswith("m3") else "]~b]system\n"
+        assert opened + DEFAULT_SYSTEM in rendering.text
+        assert "messages[0]: a system message with empty text, written as none" in (
+            rendering.losses
+        )
+        assert fmt.parse_conversation(rendering.text).messages[0]["role"] != "system"

@@ -58,9 +58,12 @@ class SystemPrompt(Concept):
       ``"gathered"`` into the first turn, joined by ``joiner`` (DeepSeek gathers them at the
       start of the conversation as bare text), or only the first is written and later ones
       are dropped, ``"first_kept"`` (a recorded loss: SmolLM3's template skips them).
-    - ``empty_first``: ``"absent"``: a first system message with empty text, in a turn no
-      other concept writes into (no tools block there), is written as no system message:
-      the default text, or no turn (IBM Granite); the message is a recorded loss.
+    - ``empty_first``: ``"absent"``: a first system message with empty text is written as
+      no system message, a recorded loss: where the default text applies, that text (with
+      the tools block after it: MiniMax-M2), else, in a turn no other concept writes into,
+      no turn (IBM Granite without tools); in a turn another concept writes into without a
+      default text there, it is an empty text before what that concept writes (IBM Granite
+      4.0 with tools).
       ``"kept"``: it is an empty system turn.  ``"own_turn"``: the format's system turn (the
       default text) is written first, and the empty message after it as an empty system
       turn of its own (Command R7B).  ``"none"``: as ``"absent"``, but it also
@@ -214,9 +217,12 @@ class SystemPrompt(Concept):
             return False
         if not out.messages or out.messages[0].role != "system" or out.message_text(0):
             return False
-        return self.empty_first == "own_turn" or not any(
-            wants(out) for wants in out.plan.wants_system
-        )
+        if self.empty_first == "own_turn" or (
+            # (the default text stands for it, ahead of what the other concepts write there)
+            self.empty_first == "absent" and self.default_applies(bool(out.tools))
+        ):
+            return True
+        return not any(wants(out) for wants in out.plan.wants_system)
 
     def write_start(self, out: Render) -> None:
         if self.placement == "gathered":
@@ -393,10 +399,14 @@ class SystemPrompt(Concept):
         else:
             if self.empty_first != "kept":
                 # (as _absent: an empty first message in a turn no other concept wants)
-                others = (
-                    "" if self.empty_first == "own_turn" else self._jinja_wanted(out, own=False)
-                )
-                unwanted = f"not ({others}) and " if others else ""
+                unwanted = ""
+                if self.empty_first != "own_turn":
+                    unwanted = f"not ({self._jinja_wanted(out, own=False)})"
+                    if self.empty_first == "absent" and self.default is not None:
+                        # (the default text, where it applies, stands for the message)
+                        applies = self.jinja_default_applies()
+                        unwanted = "" if applies == "true" else f"({unwanted} or {applies})"
+                unwanted += " and " if unwanted else ""
                 out.out(
                     f"{{%- set system_absent = has_system and {unwanted}"
                     f"not text_of(messages[0], 0, {jinja_string(out.layout.name)}) -%}}"

@@ -56,7 +56,7 @@ _TURN_ROLES: dict[str, frozenset[str] | None] = {
     "system": frozenset({"system"}),
     "own_turn": frozenset(),
     "after_system": None,
-    "user_after_system": frozenset({"user", "system", "assistant"}),
+    "user_after_system": frozenset({"user", "system"}),
 }
 """The roles whose turns the block's turn hooks act on, by place (else the user's)."""
 _ON_ITS_OWN = ("before_last_user", "own_turn", "after_system")
@@ -82,8 +82,9 @@ class ToolsBlock(Concept):
       Llama 3.x with ``tools_in_user_message``).  Unlike ``"first_user"``, that host is found
       by its place, not its role: a system message, or an assistant answer without calls
       where the assistant frame ends as the user's, is written as the user turn holding the
-      tools (its role a recorded loss), any other message there is refused; the system and
-      user frames must end alike.  Unlike ``"after_system"``, the block is inside
+      tools (its role a recorded loss; none of that turn is trainable, as the model writes
+      none of it), any other message there is refused; the system and user frames must end
+      alike.  Unlike ``"after_system"``, the block is inside
       that turn, not on its own.
     - ``open`` / ``close``: the fences around the block (instructions included).
     - ``first``: inside a host turn, the block comes before the host's text (else after it,
@@ -130,6 +131,11 @@ class ToolsBlock(Concept):
 
     handles: ClassVar[frozenset[str]] = frozenset({"tools"})
     job: ClassVar[str | None] = "tools block"
+
+    def __post_init__(self) -> None:
+        if self.place == "user_after_system":
+            # An answer holding the tools is written as a user turn (write_message).
+            object.__setattr__(self, "claims", frozenset({"assistant"}))
 
     @cached_property
     def separated_open(self) -> Fence:
@@ -380,6 +386,13 @@ class ToolsBlock(Concept):
     def wants_system_turn(self, out: Render) -> bool:
         return self.place == "system" and (self.always or bool(out.tools))
 
+    def write_message(self, out: Render, index: int) -> None:
+        # (claims: an answer, with place "user_after_system") the host's turn is a user turn
+        if index <= 1 and out.tools and index == _after_first_system(out):
+            out.turn(index, "user")
+        else:
+            out.turn(index)
+
     def write_start(self, out: Render) -> None:
         if self.place == "own_turn" and (out.tools or self.always):
             out.at(None, -1)
@@ -540,7 +553,7 @@ class ToolsBlock(Concept):
                 return None
             return "index <= 0" if self.always else "has_tools and index <= 0"
         if self.place == "user_after_system":
-            if role not in ("user", "system", "assistant"):
+            if role not in ("user", "system"):
                 return None
             return "has_tools and index == first_user.index"  # (set up in jinja_setup)
         if role != "user":
@@ -606,6 +619,13 @@ class ToolsBlock(Concept):
                 '| list) -%}{{- raise_exception("messages: no user message; expected a user '
                 'message to hold the tools") -}}{%- endif -%}',
             )
+
+    def jinja_message(self, out: Template, role: str) -> None:
+        # (claims: an answer, with place "user_after_system"), as write_message
+        with out.when("has_tools and index == first_user.index"):
+            out.turn("user")
+            out.out("{%- else -%}")
+            out.turn("assistant")
 
     def jinja_start(self, out: Template) -> None:
         if self.place == "own_turn":

@@ -41,7 +41,8 @@ differs only in reading the clock and in built-in tools):
   ``Environment: ipython``.  As in Meta's templates, the host is the message right after
   the first system message whatever its role (``place="user_after_system"``): a second
   system message or an answer without calls there is written as that user turn, its text
-  trimmed (its role a recorded loss); an answer with calls (the templates write its text
+  trimmed (its role a recorded loss; a greeting there is not trained, as the model writes
+  none of that turn); an answer with calls (the templates write its text
   alone) or a tool message is refused; with ``tools_in_user_message=False`` the tools go
   into the system turn with the templates' other instruction.
 - **Calls**: one call per assistant turn, written as the whole turn:

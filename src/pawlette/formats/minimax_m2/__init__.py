@@ -189,6 +189,7 @@ from pawlette.declare import (
     Reasoning,
     Results,
     Switch,
+    SystemPrompt,
     ToolsBlock,
     XmlCalls,
     declare,
@@ -196,7 +197,6 @@ from pawlette.declare import (
 )
 from pawlette.declare.pieces import Fence
 
-from .system import EmptySystemDefault
 from .tags import TagCalls
 
 DOCUMENT = Marker("]~!b[")
@@ -432,7 +432,7 @@ def layout(options: MinimaxM2Options) -> Layout:
             "tool": Frame(open=fence(BEGIN, "tool"), end=fence(END), after=fence("\n")),
         },
         concepts=(
-            EmptySystemDefault(default=DEFAULT_SYSTEM, placement="first_kept"),
+            SystemPrompt(default=DEFAULT_SYSTEM, placement="first_kept", empty_first="absent"),
             tools,
             reasoning,
             calls,
