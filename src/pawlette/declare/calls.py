@@ -103,9 +103,7 @@ def arguments_json(
     found = kept.kept.get(stripped, MISSING)
     if found is not MISSING:
         return found  # type: ignore[no-any-return]
-    value = PARSED_ARGUMENTS.kept.pop(stripped, MISSING)  # (a new text: the reader's parse)
-    if value is MISSING:
-        value = arguments_value(stripped, index, number)
+    value = arguments_value(stripped, index, number)  # (a new text: the reader's parse)
     # (json.loads gives no container twice on a path: json's circular check is not needed)
     written = json.dumps(value) if ascii else acyclic_json_string(value)
     kept.keep(stripped, written)
