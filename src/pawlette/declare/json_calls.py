@@ -32,7 +32,7 @@ from .calls import CallConcept, Content, SectionedCallConcept, arguments_json, a
 from .grammar import SectionedCalls, text_before_calls
 from .pieces import Fence, text_of
 from .pieces import Lit as LayoutText
-from .readers import CallReader, Described, call_reader
+from .readers import CallReader, Described
 
 if TYPE_CHECKING:
     from .grammar import Turn
@@ -213,9 +213,13 @@ class JsonCalls(JsonCallObject, SectionedCallConcept):
         several joined by :attr:`bare_separator`."""
         separator = self.bare_separator if joined else None
         literal, ends_turn = self.arguments == "repr", joined or not close
-        if separator is None and not literal:
-            return call_reader(self.envelope, close, ends_turn=ends_turn, also_close=closes)
         envelope = self.envelope
+        if separator is None and not literal:
+
+            def make(parser: Parser) -> CallReader:
+                return CallReader(parser, envelope, close, closes, ends_turn)
+
+            return Described("JSON call", make, close=close, ends_turn=ends_turn)
         return Described(
             "JSON call, or calls joined, or with Python arguments",
             lambda parser: _ReadsOtherwise(

@@ -446,22 +446,6 @@ class CallReader(JsonCallReader):
         super().close(marker, offset)
 
 
-def call_reader(
-    envelope: CallEnvelope,
-    close: str,
-    *,
-    ends_turn: bool = False,
-    also_close: frozenset[str] = frozenset(),
-    kind: type[CallReader] = CallReader,
-) -> ReaderFactory:
-    """A JSON call read by ``kind`` (:class:`CallReader`).  ``ends_turn``: the call runs to
-    the end of the turn (no close fence of its own); ``also_close``: other spellings of
-    ``close``."""
-
-    make: ReaderFactory = lambda parser: kind(parser, envelope, close, also_close, ends_turn)  # noqa: E731
-    return Described("JSON call", make, close=close, ends_turn=ends_turn)
-
-
 class _LeadDropped:
     """A reader that drops ``lead`` where its state's text begins with it (held until it
     is known whether it does) and passes the rest on."""
