@@ -295,13 +295,12 @@ class CallListReader(WholeTextReader):
             problem = "the call list is not closed"
         else:
             problem = self._read(text, calls)
+        where = self._offset if self._chunks else offset
         if problem is not None:
             raw = (parser.entered_by or "") + text + closing
-            where = self._offset if self._chunks else offset
             give_back(parser, where, f"calls {raw[:60]!r}: {problem}", "a JSON array of calls", raw)
             return
         served_id = self._served_id
-        where = self._offset if self._chunks else offset
         for name, call_id, arguments in calls:
             if served_id is not None:
                 call_id = served_id(parser, call_id or None, name, where)
