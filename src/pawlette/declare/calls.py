@@ -366,11 +366,9 @@ class CallConcept(Concept):
 class SectionedCallConcept(CallConcept):
     """Calls written one after another inside an optional section (see the module), for
     subclasses that are frozen dataclasses declaring ``open``, ``close``, ``section_open``,
-    ``section_close``, ``separator``, ``text_separator`` and ``loose`` (the fences are also
-    read without the whitespace they write around markers).  A subclass writes one call's
-    inside (:meth:`write_call`), reads it (:meth:`rows` declares its states, then
-    :meth:`section_rows`) and
-    templates it (:meth:`jinja_call`)."""
+    ``section_close``, ``separator``, ``text_separator`` and ``loose``.  A subclass writes
+    one call's inside (:meth:`write_call`), reads it (:meth:`rows` declares its states, then
+    :meth:`section_rows`) and templates it (:meth:`jinja_call`)."""
 
     open: Fence | None
     close: Fence
