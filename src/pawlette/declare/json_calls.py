@@ -26,7 +26,7 @@ from ..engine.machine import Parser, ReaderFactory
 from ..engine.readers import CallEnvelope
 from ..errors import FormatError
 from ..types import ToolCall
-from .bare_calls import BareCallReader, bare_text
+from .bare_calls import DECODER, BareCallReader, bare_text
 from .call_list import JsonCallObject, key_written_twice
 from .calls import CallConcept, Content, SectionedCallConcept, arguments_json, arguments_value
 from .grammar import SectionedCalls, text_before_calls
@@ -391,9 +391,6 @@ def _value_end(text: str, start: int) -> int:
     return -1
 
 
-_DECODER = json.JSONDecoder()
-
-
 def read_calls(
     text: str, envelope: CallEnvelope, separator: str | None, literal: bool
 ) -> list[tuple[str, str | None, str]] | None:
@@ -410,7 +407,7 @@ def read_calls(
         if position >= len(text) or text[position] != "{":
             return None
         try:
-            value, end = _DECODER.raw_decode(text, position)
+            value, end = DECODER.raw_decode(text, position)
             if key_written_twice(text[position:end]) is not None:
                 return None
         except ValueError:
