@@ -13,6 +13,7 @@ from ..codecs.python_stubs import Listing
 from ..engine.machine import Parser, Reader, ReaderFactory
 from ..engine.readers import CallEnvelope, JsonCallReader, ScaffoldReader, WholeTextReader
 from ..types import MetadataItem, ReasoningDelta, TextDelta, Tool, ToolsDeclared
+from .bare_calls import DECODER
 
 
 class Described:
@@ -137,9 +138,6 @@ def _tool_of(value: Any, wrap: str) -> Tool | None:
     return Tool(name=name, definition=value) if isinstance(name, str) else None
 
 
-_DECODER = json.JSONDecoder()
-
-
 class ToolItemsReader(WholeTextReader):
     """The tools of a tools block, then (``text_after``) the host's text.
 
@@ -168,7 +166,7 @@ class ToolItemsReader(WholeTextReader):
         tools: list[Tool] = []
         if self._array:
             try:
-                value, end = _DECODER.raw_decode(text)
+                value, end = DECODER.raw_decode(text)
             except json.JSONDecodeError:
                 return tools, 0
             found = (
@@ -184,7 +182,7 @@ class ToolItemsReader(WholeTextReader):
                 break
             position += len(self._item_open)
             try:
-                value, end = _DECODER.raw_decode(text, position)
+                value, end = DECODER.raw_decode(text, position)
             except json.JSONDecodeError:
                 position = start
                 break
