@@ -19,7 +19,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from ..engine.json_text import PARSED_ARGUMENTS, acyclic_json_string
 from ..engine.kept import MISSING, Kept
@@ -35,21 +35,6 @@ if TYPE_CHECKING:
     from .jinja import Template
     from .table import Table
     from .write import Render
-
-
-class ServedId(Protocol):
-    """A calls concept's :meth:`CallConcept.served_id`, as its readers are given it."""
-
-    def __call__(
-        self,
-        parser: Parser,
-        written: str | None,
-        name: str,
-        offset: int,
-        spare: str | None = None,
-        *,
-        deferred: bool = False,
-    ) -> str: ...
 
 
 Content = Literal["written", "dropped", "refused", "replaces_calls"]
