@@ -26,7 +26,7 @@ from ..errors import FormatError
 from ..types import ToolCall
 from .bare_calls import BareCallReader, bare_text
 from .call_ids import IdPiece, id_node
-from .calls import Content, ListedCallConcept, ServedId, arguments_json, closing_marker
+from .calls import CallConcept, Content, ListedCallConcept, arguments_json, closing_marker
 from .grammar import CallItems, CallOpening, text_then
 from .pieces import Fence
 from .readers import Described, give_back
@@ -203,9 +203,7 @@ class JsonCallList(JsonCallObject, ListedCallConcept):
         keys = {role: key for role, key in self.keys}
         if self.open is None:  # (CallListReader gives back the array, the opener not in it)
             envelope = CallEnvelope(keys["name"], keys["arguments"])
-            reads = functools.partial(
-                CallListReader, keys=keys, closed=False, served_id=self.served_id
-            )
+            reads = functools.partial(CallListReader, keys=keys, closed=False, concept=self)
             bare = Described(
                 "text or a bare JSON call list",
                 functools.partial(BareCallReader, envelope=envelope, reads=reads, opening="["),
@@ -221,7 +219,7 @@ class JsonCallList(JsonCallObject, ListedCallConcept):
                 keys=keys,
                 closed=closed,
                 bracketed=bracketed,
-                served_id=self.served_id,
+                concept=self,
             ),
             closed=closed,
         )
@@ -269,7 +267,7 @@ class CallListReader(WholeTextReader):
     """The array of calls, read whole at its close (or at the turn's end when the format
     writes no close)."""
 
-    __slots__ = ("_bracketed", "_closed", "_keys", "_served_id")
+    __slots__ = ("_bracketed", "_closed", "_concept", "_keys")
 
     def __init__(
         self,
@@ -277,13 +275,13 @@ class CallListReader(WholeTextReader):
         keys: dict[str, str],
         closed: bool,
         bracketed: bool = True,
-        served_id: ServedId | None = None,
+        concept: CallConcept | None = None,
     ) -> None:
         super().__init__(parser)
         self._keys = keys
         self._closed = closed
         self._bracketed = bracketed
-        self._served_id = served_id  # (the concept's: CallConcept.served_id)
+        self._concept = concept  # (whose served_id gives each call its id)
 
     def close(self, marker: str | None, offset: int) -> None:
         parser = self._parser
@@ -295,16 +293,15 @@ class CallListReader(WholeTextReader):
             problem = "the call list is not closed"
         else:
             problem = self._read(text, calls)
+        where = self._offset if self._chunks else offset
         if problem is not None:
             raw = (parser.entered_by or "") + text + closing
-            where = self._offset if self._chunks else offset
             give_back(parser, where, f"calls {raw[:60]!r}: {problem}", "a JSON array of calls", raw)
             return
-        served_id = self._served_id
-        where = self._offset if self._chunks else offset
+        concept = self._concept
         for name, call_id, arguments in calls:
-            if served_id is not None:
-                call_id = served_id(parser, call_id or None, name, where)
+            if concept is not None:
+                call_id = concept.served_id(parser, call_id or None, name, where)
             elif not call_id:
                 call_id = parser.new_call_id()
             parser.emit_call(parser.next_call_index(), call_id, name, arguments)

@@ -19,7 +19,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from ..engine.json_text import PARSED_ARGUMENTS, acyclic_json_string
 from ..engine.kept import MISSING, Kept
@@ -35,21 +35,6 @@ if TYPE_CHECKING:
     from .jinja import Template
     from .table import Table
     from .write import Render
-
-
-class ServedId(Protocol):
-    """A calls concept's :meth:`CallConcept.served_id`, as its readers are given it."""
-
-    def __call__(
-        self,
-        parser: Parser,
-        written: str | None,
-        name: str,
-        offset: int,
-        spare: str | None = None,
-        *,
-        deferred: bool = False,
-    ) -> str: ...
 
 
 Content = Literal["written", "dropped", "refused", "replaces_calls"]
@@ -103,9 +88,7 @@ def arguments_json(
     found = kept.kept.get(stripped, MISSING)
     if found is not MISSING:
         return found  # type: ignore[no-any-return]
-    value = PARSED_ARGUMENTS.kept.pop(stripped, MISSING)  # (a new text: the reader's parse)
-    if value is MISSING:
-        value = arguments_value(stripped, index, number)
+    value = arguments_value(stripped, index, number)  # (a new text: the reader's parse)
     # (json.loads gives no container twice on a path: json's circular check is not needed)
     written = json.dumps(value) if ascii else acyclic_json_string(value)
     kept.keep(stripped, written)
@@ -368,11 +351,9 @@ class CallConcept(Concept):
 class SectionedCallConcept(CallConcept):
     """Calls written one after another inside an optional section (see the module), for
     subclasses that are frozen dataclasses declaring ``open``, ``close``, ``section_open``,
-    ``section_close``, ``separator``, ``text_separator`` and ``loose`` (the fences are also
-    read without the whitespace they write around markers).  A subclass writes one call's
-    inside (:meth:`write_call`), reads it (:meth:`rows` declares its states, then
-    :meth:`section_rows`) and
-    templates it (:meth:`jinja_call`)."""
+    ``section_close``, ``separator``, ``text_separator`` and ``loose``.  A subclass writes
+    one call's inside (:meth:`write_call`), reads it (:meth:`rows` declares its states, then
+    :meth:`section_rows`) and templates it (:meth:`jinja_call`)."""
 
     open: Fence | None
     close: Fence

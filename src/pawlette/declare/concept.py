@@ -46,6 +46,11 @@ meaning), its constructor and its fields, and :meth:`Concept.hooks` (the hooks i
 by name).  The hooks themselves, which only the interpreters call, are documented here and by
 ``help(pawlette.declare.Concept)`` (:class:`ConceptType` keeps them out of ``dir()`` of the
 concepts, where ``help()`` looks; they are still the concepts' methods).
+
+The hints a concept gives the compiled writer (``hook_needs``, ``hook_is_local``,
+``hook_reads_tools``, ``prompt_is_local``, ``hooks_outside_turn``, ``check_is_local``,
+``content_text``) are checked for every format by tests/compile against the reference writer,
+which calls every hook every time.
 """
 
 from __future__ import annotations
@@ -84,21 +89,17 @@ class ConceptType(type):
 
 
 class Concept(metaclass=ConceptType):
-    """A part of a chat format with its share of every interpreter (see the module).
-
-    ``help()`` of a concept shows its fields (its docstring) and :meth:`hooks`; the hooks
-    the interpreters call are listed here (``help(pawlette.declare.Concept)``), and
-    docs/declaring.md says how to write a concept."""
+    """A part of a chat format with its share of every interpreter (see the module; and
+    docs/declaring.md, how to write a concept): the hooks the interpreters call."""
 
     _protocol: ClassVar[bool] = True
     """(This class documents the protocol: ``dir()`` lists its hooks.)"""
 
     @classmethod
     def hooks(cls) -> tuple[str, ...]:
-        """The interpreter hooks this concept implements, by name (the rest do nothing).
-        The interpreters call them, a format author never does: each is documented on
-        :class:`pawlette.declare.Concept` (``help(pawlette.declare.Concept)``), and
-        docs/declaring.md says how to write a concept."""
+        """The interpreter hooks this concept implements, by name (the rest do nothing), each
+        documented by ``help(pawlette.declare.Concept)``: the interpreters call them, a format
+        author never does."""
         return tuple(
             name
             for name in sorted(PROTOCOL)
@@ -207,8 +208,7 @@ class Concept(metaclass=ConceptType):
         :class:`~pawlette.types.Message` field (``"tool_calls"``, ``"reasoning"``), or
         ``"after_last_query"`` (the message comes after the render's query, ``out.query``:
         the last user message unless :meth:`query_index` says an earlier one).  The compiled
-        writer calls the hook only then (tests/compile checks it against the reference, which
-        always calls it).  None (the default): always called."""
+        writer calls the hook only then.  None (the default): always called."""
         del hook, role
         return None
 
@@ -220,8 +220,7 @@ class Concept(metaclass=ConceptType):
         changes nothing of the render but ``has_content`` (to True).
         When every hook of a turn is local (or needs a field the message does not hold:
         :meth:`hook_needs`), the compiled writer keeps the turn's segments by its message and
-        writes them again in one step when the message comes back at that place
-        (tests/compile checks every format against the reference writer).  False (the
+        writes them again in one step when the message comes back at that place.  False (the
         default): the turn is written anew each time."""
         del hook, role
         return False
@@ -232,8 +231,8 @@ class Concept(metaclass=ConceptType):
         tools too: a turn holding the tools block.  The compiled writer then keeps the turn
         by its message and the tools' identity, when the reader keeps them (a server's tools,
         met again: values never changed) or there are none, and writes it again in one step
-        for a request of the same message at that place and the same tools (tests/compile
-        checks every format against the reference writer).  False (the default)."""
+        for a request of the same message at that place and the same tools.  False (the
+        default)."""
         del hook, role
         return False
 
@@ -244,16 +243,16 @@ class Concept(metaclass=ConceptType):
         of the turn before it alone, changing nothing of the render but what the prompt's turn
         sets (:meth:`hook_is_local`'s terms, with no message).  When every concept that acts
         there says so, the compiled writer keeps the prompt's segments by that index and role
-        and writes them again in one step (tests/compile checks every format against the
-        reference writer).  False (the default): the hooks are called in every render."""
+        and writes them again in one step.  False (the default): the hooks are called in every
+        render."""
         return False
 
     def hooks_outside_turn(self) -> frozenset[str]:
         """The turn hooks (by name: ``"write_before"``) that write only before their turn
         opens, outside any message's context, and change nothing the turn then reads (its
         frame, hooks and the render's state): the compiled writer may then keep the turn's
-        own text by its message and write it again in one step, the hook called all the same
-        (tests/compile checks it against the reference writer).  None by default."""
+        own text by its message and write it again in one step, the hook called all the same.
+        None by default."""
         return frozenset()
 
     def check_is_local(self) -> bool:
@@ -268,8 +267,8 @@ class Concept(metaclass=ConceptType):
         messages (immutable values the reader hands back for equal ones met again) and the
         number and kinds of its tools, and replays it for a request of the same messages and
         such tools (their definitions may differ: a request's new tools), without the checks'
-        walks through the messages (tests/compile checks every format against the reference
-        writer).  False (the default): the checks are called in every render."""
+        walks through the messages.  False (the default): the checks are called in every
+        render."""
         return False
 
     def check(self, out: Render) -> None:
@@ -309,8 +308,7 @@ class Concept(metaclass=ConceptType):
         (caller text of kind ``"content"``, trainable in the assistant's turn; an empty text
         is no segment) and return True: that function.
         The compiled writer calls it there in place of the hook when this concept's is the
-        turn's first content hook (tests/compile checks it against the reference, which calls
-        the hook).  None (the default): the hook is called."""
+        turn's first content hook.  None (the default): the hook is called."""
         del role
         return None
 

@@ -163,14 +163,13 @@ class Template:
     # ------------------------------------------------------------------ the skeleton
 
     def open_fence(self, role: str, *, prompt: bool = False) -> None:
-        frame = self.layout.frames[role]
         self.prompt = prompt
         try:
             if self._first("jinja_open", role):
                 return
         finally:
             self.prompt = False
-        self.opener(frame, prompt=prompt)
+        self.opener(self.layout.frames[role], prompt=prompt)
 
     def opener(self, frame: Frame, *, prompt: bool = False) -> None:
         """The frame's open fence after the turn ``ns.previous`` names, as
@@ -270,7 +269,7 @@ class Template:
         for concept in layout.concepts:
             self.handled |= getattr(concept, "handles", frozenset())
         self.each("jinja_setup")
-        if self.layout.frames and "tools" not in self.handled:
+        if "tools" not in self.handled:
             self.raise_if("tools is defined and tools", f"tools: {layout.name} has no tools block")
         self.fence(layout.begin)
         self.each("jinja_start")

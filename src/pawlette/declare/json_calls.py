@@ -26,13 +26,13 @@ from ..engine.machine import Parser, ReaderFactory
 from ..engine.readers import CallEnvelope
 from ..errors import FormatError
 from ..types import ToolCall
-from .bare_calls import BareCallReader, bare_text
+from .bare_calls import DECODER, BareCallReader, bare_text
 from .call_list import JsonCallObject, key_written_twice
 from .calls import CallConcept, Content, SectionedCallConcept, arguments_json, arguments_value
 from .grammar import SectionedCalls, text_before_calls
 from .pieces import Fence, text_of
 from .pieces import Lit as LayoutText
-from .readers import CallReader, Described, call_reader
+from .readers import CallReader, Described
 
 if TYPE_CHECKING:
     from .grammar import Turn
@@ -213,9 +213,13 @@ class JsonCalls(JsonCallObject, SectionedCallConcept):
         several joined by :attr:`bare_separator`."""
         separator = self.bare_separator if joined else None
         literal, ends_turn = self.arguments == "repr", joined or not close
-        if separator is None and not literal:
-            return call_reader(self.envelope, close, ends_turn=ends_turn, also_close=closes)
         envelope = self.envelope
+        if separator is None and not literal:
+
+            def make(parser: Parser) -> CallReader:
+                return CallReader(parser, envelope, close, closes, ends_turn)
+
+            return Described("JSON call", make, close=close, ends_turn=ends_turn)
         return Described(
             "JSON call, or calls joined, or with Python arguments",
             lambda parser: _ReadsOtherwise(
@@ -387,9 +391,6 @@ def _value_end(text: str, start: int) -> int:
     return -1
 
 
-_DECODER = json.JSONDecoder()
-
-
 def read_calls(
     text: str, envelope: CallEnvelope, separator: str | None, literal: bool
 ) -> list[tuple[str, str | None, str]] | None:
@@ -406,7 +407,7 @@ def read_calls(
         if position >= len(text) or text[position] != "{":
             return None
         try:
-            value, end = _DECODER.raw_decode(text, position)
+            value, end = DECODER.raw_decode(text, position)
             if key_written_twice(text[position:end]) is not None:
                 return None
         except ValueError:

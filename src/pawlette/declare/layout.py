@@ -32,9 +32,6 @@ from .switch import Switch, check_switches
 ROLES = ("system", "user", "assistant", "tool")
 
 
-_FENCES = tuple[Fence, ...]
-
-
 @cache
 def _checked_fields(kind: type) -> tuple[tuple[str, str, bool], ...]:
     """A concept class's fields that declaring checks, once per class: ``(name, kind,
@@ -60,7 +57,7 @@ def _checked_fields(kind: type) -> tuple[tuple[str, str, bool], ...]:
         elif Fence in allowed:
             kind_of = "optional" if NoneType in allowed else "fence"
             checked.append((item.name, kind_of, str in allowed))
-        elif hint == _FENCES:
+        elif hint == tuple[Fence, ...]:
             checked.append((item.name, "fences", False))
         elif hint is Marker:
             checked.append((item.name, "marker", False))

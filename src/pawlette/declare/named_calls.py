@@ -19,10 +19,10 @@ from ..errors import FormatError
 from ..types import TextDelta, ToolCall, ToolCallDelta, ToolCallEnd, ToolCallStart
 from .call_ids import id_node
 from .calls import (
+    CallConcept,
     Content,
     MessageCallIds,
     SectionedCallConcept,
-    ServedId,
     arguments_json,
     closing_marker,
     give_deferred,
@@ -184,7 +184,7 @@ class NamedCalls(SectionedCallConcept):
         closed = self.calls_closed()
         arguments = Described(
             "JSON call arguments",
-            lambda parser: ArgumentsReader(parser, closed, self.served_id),
+            lambda parser: ArgumentsReader(parser, closed, self),
             closed=closed,
         )
         table.state("call.arguments", arguments, "assistant", ends=True)
@@ -360,13 +360,13 @@ class ArgumentsReader:
     the call has a close fence of its own, so one cut off by the end of the turn or of the
     output is no call; without one, the turn's end closes it."""
 
-    __slots__ = ("_closed", "_parser", "_served_id", "_started", "_text")
+    __slots__ = ("_closed", "_concept", "_parser", "_started", "_text")
     whole_kind = "call arguments"  # see pawlette.engine.whole
 
-    def __init__(self, parser: Parser, closed: bool, served_id: ServedId) -> None:
+    def __init__(self, parser: Parser, closed: bool, concept: CallConcept) -> None:
         self._parser = parser
         self._closed = closed
-        self._served_id = served_id  # (the concept's: CallConcept.served_id)
+        self._concept = concept  # (whose served_id gives the call its id)
         self._text: list[str] = []
         parts = parser.context(CallParts)
         self._started = False
@@ -381,12 +381,11 @@ class ArgumentsReader:
         """Whether a call written without an id is given one of its concept's declared shape
         (Mistral's nine letters and digits), which only this reader mints (see
         pawlette.engine.whole)."""
-        concept = getattr(self._served_id, "__self__", None)  # (the bound CallConcept.served_id)
-        return getattr(concept, "id_shape", None) is not None
+        return self._concept.id_shape is not None
 
     def _start(self, parts: CallParts, closing: bool = False) -> None:
         parser = self._parser
-        identifier = self._served_id(
+        identifier = self._concept.served_id(
             parser,
             parts.call_id or None,
             parts.name or "",

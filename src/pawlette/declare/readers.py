@@ -13,6 +13,7 @@ from ..codecs.python_stubs import Listing
 from ..engine.machine import Parser, Reader, ReaderFactory
 from ..engine.readers import CallEnvelope, JsonCallReader, ScaffoldReader, WholeTextReader
 from ..types import MetadataItem, ReasoningDelta, TextDelta, Tool, ToolsDeclared
+from .bare_calls import DECODER
 
 
 class Described:
@@ -137,9 +138,6 @@ def _tool_of(value: Any, wrap: str) -> Tool | None:
     return Tool(name=name, definition=value) if isinstance(name, str) else None
 
 
-_DECODER = json.JSONDecoder()
-
-
 class ToolItemsReader(WholeTextReader):
     """The tools of a tools block, then (``text_after``) the host's text.
 
@@ -168,7 +166,7 @@ class ToolItemsReader(WholeTextReader):
         tools: list[Tool] = []
         if self._array:
             try:
-                value, end = _DECODER.raw_decode(text)
+                value, end = DECODER.raw_decode(text)
             except json.JSONDecodeError:
                 return tools, 0
             found = (
@@ -184,7 +182,7 @@ class ToolItemsReader(WholeTextReader):
                 break
             position += len(self._item_open)
             try:
-                value, end = _DECODER.raw_decode(text, position)
+                value, end = DECODER.raw_decode(text, position)
             except json.JSONDecodeError:
                 position = start
                 break
@@ -444,22 +442,6 @@ class CallReader(JsonCallReader):
         elif marker in self._closes:
             self._close_marker = marker
         super().close(marker, offset)
-
-
-def call_reader(
-    envelope: CallEnvelope,
-    close: str,
-    *,
-    ends_turn: bool = False,
-    also_close: frozenset[str] = frozenset(),
-    kind: type[CallReader] = CallReader,
-) -> ReaderFactory:
-    """A JSON call read by ``kind`` (:class:`CallReader`).  ``ends_turn``: the call runs to
-    the end of the turn (no close fence of its own); ``also_close``: other spellings of
-    ``close``."""
-
-    make: ReaderFactory = lambda parser: kind(parser, envelope, close, also_close, ends_turn)  # noqa: E731
-    return Described("JSON call", make, close=close, ends_turn=ends_turn)
 
 
 class _LeadDropped:

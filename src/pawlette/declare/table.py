@@ -431,10 +431,8 @@ class Table:
 def pending_reader(
     reader: ReaderFactory, ends: frozenset[str], *, opened: bool = False
 ) -> ReaderFactory:
-    """The reader of a turn's first state when the turn may not be there: ``reader``, the
-    message made real by what it reads (leading whitespace is held until then; whitespace
-    that one of ``ends`` closes was the turn's text).  ``opened``: a turn that may be only a
-    generation prompt, made real by any marker too (text, a call, a marker that closes it)."""
+    """The reader of a turn's first state when the turn may not be there: ``reader`` inside
+    a :class:`~.readers.PendingReader` (``ends`` and ``opened`` as it reads them)."""
     make: ReaderFactory = lambda parser: PendingReader(parser, reader(parser), ends, opened)  # noqa: E731
     words = "turn or a generation prompt alone" if opened else "pending turn"
     return Described(words, make, ends=ends, reader=reader)

@@ -486,9 +486,8 @@ class XmlCallSet(SectionedCalls):
     def _value(
         self, turn: Turn, rules: Rules, number: int, position: int, key: str, schema: Any
     ) -> Node:
-        """A parameter's value and the fence after it.  A string runs to the first close
-        tag: in Lark a lazy lexeme (llguidance's lexer is greedy, and the tag is text it
-        could otherwise swallow), in GBNF text that holds no close tag, then the fence."""
+        """A parameter's value and the fence after it (a string runs to the first close
+        tag: :meth:`_closed_text`)."""
         from ..emit.turn_rules import constrained_text, note_unenforced
 
         close = turn.nodes(self.calls.value_close)
