@@ -19,7 +19,7 @@ from pawlette.declare import (
     fence,
 )
 from pawlette.declare.concept import Concept
-from pawlette.errors import FormatError
+from pawlette.errors import FormatError, UnsupportedFeature
 
 END = Marker("<|end|>")
 FRAMES = {
@@ -109,3 +109,21 @@ def test_results_name_close_without_an_id_says_what_was_given() -> None:
         r"id_close=None; expected an id_close too",
     ):
         _layout(Results(name_close=fence(" to=")))
+
+
+def test_a_request_a_layout_cannot_write_is_refused_naming_what_it_writes() -> None:
+    # (What a newcomer meets rendering a tool message or a call with a layout that declares
+    # no results and no calls: the roles it writes, and that it has no calls.)
+    fmt = declare(_layout(SystemPrompt()))
+    with pytest.raises(
+        UnsupportedFeature,
+        match=r"^messages\[1\]\.role: 'tool'; expected a role probe writes "
+        r"\(system, user, assistant\)$",
+    ):
+        fmt.render([{"role": "user", "content": "q"}, {"role": "tool", "content": "r"}])
+    call = {"id": "a", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    with pytest.raises(
+        UnsupportedFeature,
+        match=r"^messages\[1\]\.tool_calls: tool calls; expected none: probe has no tool calls$",
+    ):
+        fmt.render([{"role": "user", "content": "q"}, {"role": "assistant", "tool_calls": [call]}])

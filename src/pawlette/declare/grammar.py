@@ -232,8 +232,8 @@ class Turn:
 
     def stops_in(self, pieces: Fence) -> bool:
         """Whether ``pieces`` hold one of the format's stop markers: an engine's generation
-        ends there (Solar Open's reasoning closes with ``<|end|><|begin|>assistant``, and
-        ``<|end|>`` also ends its turns), so nothing the grammar puts after it is written."""
+        ends there (a reasoning close that holds the marker ending the turn), so nothing the
+        grammar puts after it is written."""
         stops = set(stop_markers_of(self.stop, markers_of(self.layout)))
         return any(isinstance(item, Marker) and item.text in stops for item in self.nodes(pieces))
 

@@ -455,6 +455,15 @@ ALL_FIELDS = frozenset(("name", "tool_name", "metadata", "reasoning", "steps", "
 """What a message may hold that a concept must handle (:data:`HANDLED` but the tools)."""
 
 
+def roles_written(out: Render) -> str:
+    """The roles a layout writes, as an error names them (``developer`` is ``system``)."""
+    frames, claims = out.layout.frames, out.plan.claims
+    roles = ("system", "user", "assistant", "tool")
+    return ", ".join(
+        role for role in roles if role in claims or (role in frames and role != "tool")
+    )
+
+
 def refuse_unhandled(out: Render) -> None:
     """Refuse what the request holds and no concept handles (see :meth:`Render.handles`)."""
     name = out.layout.name
@@ -479,7 +488,11 @@ def refuse_unhandled(out: Render) -> None:
     for index, message in enumerate(out.messages):
         role = message.role
         if role not in claims and (role not in frames or role == "tool"):
-            raise UnsupportedFeature(f"messages[{index}].role", repr(role), f"a role {name} writes")
+            raise UnsupportedFeature(
+                f"messages[{index}].role",
+                repr(role),
+                f"a role {name} writes ({roles_written(out)})",
+            )
         if message.name is not None and ("tool_name" if role == "tool" else "name") not in handled:
             raise UnsupportedFeature(
                 f"messages[{index}].name", "a name", f"none: {name} has no names"
@@ -499,7 +512,9 @@ def refuse_unhandled(out: Render) -> None:
                 f"messages[{index}].reasoning_steps", "structured thinking", "reasoning_content"
             )
         if message.tool_calls and "calls" not in handled:
-            raise UnsupportedFeature(f"messages[{index}].tool_calls", "tool calls", f"none: {name}")
+            raise UnsupportedFeature(
+                f"messages[{index}].tool_calls", "tool calls", f"none: {name} has no tool calls"
+            )
         content = message.content
         if (
             "parts" in handled
