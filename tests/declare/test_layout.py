@@ -465,7 +465,8 @@ def test_a_system_prompt_may_skip_empty_system_messages() -> None:
 
 def test_an_empty_first_system_message_can_be_written_as_none() -> None:
     """``SystemPrompt(empty_first="absent")``: the default text, or no turn, in its place
-    (a recorded loss), unless another concept writes into that turn; the exported template
+    (a recorded loss); with another concept writing into that turn, the default text where
+    one applies (MiniMax-M2's and M3's templates), else the empty text; the exported template
     agrees."""
     from transformers.utils.chat_template_utils import render_jinja_template
 
@@ -483,11 +484,14 @@ def test_an_empty_first_system_message_can_be_written_as_none() -> None:
         rendered, _ = render_jinja_template([empty], chat_template=export_jinja(fmt))
         assert rendered[0] == rendering.text
     block = ToolsBlock(place="system", open=fence("T:"))
-    fmt = declare(tiny(SystemPrompt(default="D", empty_first="absent"), block))
-    written = fmt.render({"messages": empty, "tools": [tool]}).text
-    assert written.startswith("<|system|>T:")
-    rendered, _ = render_jinja_template([empty], tools=[tool], chat_template=export_jinja(fmt))
-    assert rendered[0] == written
+    for default, expected in (("D", "<|system|>DT:"), (None, "<|system|>T:")):
+        fmt = declare(tiny(SystemPrompt(default=default, empty_first="absent"), block))
+        written = fmt.render({"messages": empty, "tools": [tool]}).text
+        assert written.startswith(expected)
+        rendered, _ = render_jinja_template(
+            [empty], tools=[tool], chat_template=export_jinja(fmt)
+        )
+        assert rendered[0] == written
 
 
 # ------------------------------------------------------------------ losses
