@@ -488,9 +488,7 @@ def test_an_empty_first_system_message_can_be_written_as_none() -> None:
         fmt = declare(tiny(SystemPrompt(default=default, empty_first="absent"), block))
         written = fmt.render({"messages": empty, "tools": [tool]}).text
         assert written.startswith(expected)
-        rendered, _ = render_jinja_template(
-            [empty], tools=[tool], chat_template=export_jinja(fmt)
-        )
+        rendered, _ = render_jinja_template([empty], tools=[tool], chat_template=export_jinja(fmt))
         assert rendered[0] == written
 
 
