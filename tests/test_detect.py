@@ -18,7 +18,7 @@ from pawlette.export import export_jinja, jinja_formats
 from .declared.reference import reference_template
 from .support.template_corpus import corpus_template
 
-registry = importlib.import_module("pawlette.formats")  # (pawlette.formats is the function)
+registry = importlib.import_module("pawlette.formats")
 detection_module = importlib.import_module("pawlette.detect")
 
 REFERENCES = [

@@ -42,3 +42,23 @@ def test_tokenize_needs_no_tokenizers_import_until_called() -> None:
     code = "import sys, pawlette; print('tokenizers' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.stdout.strip() == "False", result.stderr
+
+
+def test_formats_lists_and_holds_the_families() -> None:
+    # pawlette.formats() lists the formats, and the same name is the package of the
+    # families' modules, reachable by every import form (a fresh interpreter: the import
+    # statement's own lookups are what is tested).
+    import subprocess
+    import sys
+
+    code = (
+        "import pawlette.formats.harmony as by_import\n"
+        "import pawlette\n"
+        "from pawlette.formats import harmony\n"
+        "from pawlette.formats.harmony import HarmonyTurns\n"
+        "assert by_import is harmony is pawlette.formats.harmony\n"
+        "assert HarmonyTurns is harmony.HarmonyTurns\n"
+        "assert 'harmony' in pawlette.formats() and pawlette.formats()[0] == 'pcml'\n"
+        "assert pawlette.formats() == pawlette.formats.formats()\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

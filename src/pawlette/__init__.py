@@ -8,6 +8,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .errors import (
     FormatError,
     ParseError,
@@ -17,7 +19,7 @@ from .errors import (
     UnsupportedFeature,
 )
 from .format import Completion, Format, ParsedConversation
-from .formats import formats, get_format, register_format
+from .formats import get_format, register_format
 from .prompter import AlpacaPrompter, ChatPrompter
 from .serve.chunks import ChunkStream
 from .tokenization.encoder import MaskPolicy, Tokenized, tokenize
@@ -50,6 +52,11 @@ from .types import (
     VoicePart,
 )
 from .version import __version__ as __version__
+
+if TYPE_CHECKING:
+    from .formats import formats
+else:  # the registry package itself, callable: pawlette.formats() lists the formats
+    from . import formats
 
 __all__ = [
     "ActionPart",

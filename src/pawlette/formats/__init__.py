@@ -10,6 +10,8 @@ import importlib
 import importlib.metadata
 import os
 import re
+import sys
+import types
 from typing import Any
 
 from ..errors import RequestError
@@ -227,3 +229,16 @@ def get_format(name: str) -> Format:
         raise TypeError(f"{qualified}.FORMAT is not a Format")
     _LOADED[name] = declared
     return declared
+
+
+class _Registry(types.ModuleType):
+    """This package as ``pawlette.formats``: called, it lists the registered formats (the
+    public ``pawlette.formats()``); as a package it holds the families' modules, so that
+    ``import pawlette.formats.harmony as harmony`` and ``pawlette.formats.harmony`` work too.
+    (A plain function in its place would hide the package from both.)"""
+
+    def __call__(self) -> list[str]:
+        return formats()
+
+
+sys.modules[__name__].__class__ = _Registry
