@@ -95,13 +95,17 @@ def _derive_trim(probe: Probe, draft: Draft, conversation: list[dict[str, Any]])
         assert isinstance(concept, Results)
         draft.concepts[number] = dataclasses.replace(concept, trim=True)
         return
+    how = ""
+    if found != "changed":
+        side, characters = found
+        where = "ends" if side == "both" else side
+        what = "all whitespace" if characters is None else repr(characters)
+        how = f" (its {where} trimmed of {what})"
     draft.edge_roles.discard("tool")
     draft.capability(
         RESULT_EDGES,
         "differs",
-        "the template changes it in a way no concept declares"
-        + ("" if found == "changed" else f" (trimmed at {found[0]}: {found[1] or 'whitespace'!r})")
-        + "; written as given",
+        f"the template changes it in a way no concept declares{how}; written as given",
     )
 
 
