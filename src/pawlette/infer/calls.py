@@ -56,8 +56,9 @@ from ..formats.solar.concepts import IdFirstCalls
 from .answers import AnswerShape, derive_answer_fence
 from .atoms import common_prefix, common_suffix, excerpt
 from .call_turn_end import answer_after, derive_call_turn_end
-from .draft import Draft
+from .draft import CALL_TEXT_EDGES, Draft
 from .family_calls import derive_family_calls
+from .fields import EDGES, TRIMS, Side, trimmed
 from .probe import Probe, Underivable, call, message
 from .tools import PROBE_TOOLS
 
@@ -283,17 +284,42 @@ def _derive(probe: Probe, draft: Draft, calls: _Calls) -> None:
 
 def _trimmed_beside_calls(draft: Draft, calls: _Calls, written: str | None) -> None:
     """The text before calls trimmed, where the assistant's other text is not (a text
-    with whitespace at its ends written as the text without): :class:`CallTextTrimmed`."""
+    with whitespace at its ends written as the text without, on the side and of the
+    characters every padding shows: ``| trim``, ``.strip('\\n')``, ``.rstrip()``...):
+    :class:`CallTextTrimmed`.  Not where the verification found the trim wrong (the text
+    is then written as given, a difference recorded)."""
     if written is None or draft.status("text with tool calls") != "derived":
+        return
+    if CALL_TEXT_EDGES in draft.blocked:
         return
     if any(isinstance(item, Trimmed) and "assistant" in item.roles for item in draft.concepts):
         return
-    try:
-        padded = calls.body(calls.turn([calls.first], " Za1q\n"))
-    except Underivable:
-        return
-    if padded == written:
-        draft.concepts.append(CallTextTrimmed(roles=("assistant",)))
+    # Reasoning that trims the text after its block (Qwen 3's ``lstrip('\\n')`` after
+    # ``</think>``) trims it in the probe's turn, the last: that is the reasoning's trim.
+    after_block = next(
+        (item.trim for item in draft.concepts if isinstance(item, Reasoning) and item.trim), None
+    )
+    candidates: list[tuple[Side, str | None] | None] = [None, *TRIMS]
+    for start, end in EDGES:
+        given = start + "Za1q" + end
+        try:
+            padded = calls.body(calls.turn([calls.first], given))
+        except Underivable:
+            return
+        texts = {given, given.lstrip(after_block)} if after_block else {given}
+        candidates = [
+            found
+            for found in candidates
+            if any(
+                padded == written.replace("Za1q", text if found is None else trimmed(text, *found))
+                for text in texts
+            )
+        ]
+    if candidates and candidates[0] is not None:
+        side, characters = candidates[0]
+        draft.concepts.append(
+            CallTextTrimmed(roles=("assistant",), side=side, characters=characters)
+        )
 
 
 def _written_before(draft: Draft, empty: str, single: str) -> str:

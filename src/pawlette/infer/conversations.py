@@ -53,6 +53,9 @@ _QUOTES = (
     '{"looks": "like JSON"}',
 )
 _EDGES = ("  two leading spaces", "ends with a newline\n", "\nstarts with a newline", " both \n")
+_PADDINGS = (("\n", ""), ("", " \n"), ("  ", "\n\n"), ("\n\n", " "), ("\t", "\t"))
+"""Whitespace put at the start and end of a text beside calls or of a result: each side alone,
+both, newlines and spaces apart (a template's ``.strip('\\n')`` and ``| trim`` differ there)."""
 
 TOOLS: tuple[dict[str, Any], ...] = (
     {
@@ -139,7 +142,12 @@ class Features:
     reasoning: bool = True
     reasoning_with_calls: bool = True
     edge_whitespace: frozenset[str] = frozenset({"system", "user", "assistant", "tool"})
-    """The roles whose text may start or end with whitespace."""
+    """The roles whose text may start or end with whitespace (results: about one in four is
+    padded)."""
+    edge_whitespace_with_calls: bool = True
+    """The text beside calls may start or end with whitespace (about half of them, and the
+    first turn of calls of every twelfth conversation, counted from the third, has such a
+    text: a template may trim this text alone, as Qwen3-Coder's does)."""
     empty_roles: frozenset[str] = frozenset({"system", "user", "assistant", "tool", "reasoning"})
     """The roles whose text may be empty."""
     names: bool = True
@@ -203,6 +211,14 @@ class _Maker:
         self.avoid = tuple(text for text in avoid if text)
         self.kinds: set[str] = set()
         self.calls = 0
+        # Draws of their own for the whitespace put around texts beside calls and results:
+        # without either, the conversation is as with it, less the whitespace.
+        self.paddings = {
+            kind: random.Random(f"{kind} {seed}")
+            for kind in ("edge-whitespace-with-calls", "edge-whitespace-results")
+        }
+        self.padded_call_text = False
+        """The next turn of calls has text, with whitespace at its ends."""
 
     def allowed(self, text: str, role: str = "") -> bool:
         avoid = self.avoid + self.features.answer_avoid if role == "assistant" else self.avoid
@@ -229,6 +245,31 @@ class _Maker:
                 return text
         return "Hello."
 
+    def padded(self, text: str, kind: str) -> str:
+        """``text`` with whitespace at its start, its end or both (of :data:`_PADDINGS`)."""
+        start, end = self.paddings[kind].choice(_PADDINGS)
+        self.kinds.update(("edge-whitespace", kind))
+        return start + text + end
+
+    def call_text(self, drawn: bool) -> str:
+        """A text beside calls: never empty (an empty text is no text there); with
+        whitespace at its ends, where the features allow it, in about half of them.
+        ``drawn``: the conversation's draws gave the turn a text (else it is drawn apart)."""
+        if drawn:
+            kinds = set(self.kinds)
+            text = self.text("assistant").strip() or "Let me check."
+            # The draw's own whitespace is stripped: the kinds say what the text holds.
+            self.kinds -= {"edge-whitespace", "empty-assistant"} - kinds
+        else:
+            allowed = [item for item in _PLAIN if self.allowed(item, "assistant")] or ["Hello."]
+            text = self.paddings["edge-whitespace-with-calls"].choice(allowed)
+        if self.features.edge_whitespace_with_calls and (
+            self.padded_call_text or self.paddings["edge-whitespace-with-calls"].random() < 0.5
+        ):
+            text = self.padded(text, "edge-whitespace-with-calls")
+        self.padded_call_text = False
+        return text
+
     def call(self, tools: list[dict[str, Any]]) -> dict[str, Any]:
         tool = self.random.choice(tools)
         name = tool["function"]["name"]
@@ -250,6 +291,7 @@ class _Maker:
 
 def _conversation(number: int, seed: int, features: Features, avoid: Iterable[str]) -> Sample:
     maker = _Maker(seed * 1000003 + number, features, avoid)
+    maker.padded_call_text = features.edge_whitespace_with_calls and number % 12 == 2
     pick = maker.random
     messages: list[dict[str, Any]] = []
     request: dict[str, Any] = {}
@@ -325,8 +367,9 @@ def _call_rounds(
         calls = [maker.call(tools) for _ in range(count)]
         turn: dict[str, Any] = {"role": "assistant", "content": None, "tool_calls": calls}
         maker.kinds.add("call" if count == 1 else "parallel-calls")
-        if features.text_with_calls and pick.random() < 0.3:
-            turn["content"] = maker.text("assistant").strip() or "Let me check."
+        drawn = features.text_with_calls and pick.random() < 0.3
+        if features.text_with_calls and (drawn or maker.padded_call_text):
+            turn["content"] = maker.call_text(drawn)
             maker.kinds.add("text-with-calls")
         if features.reasoning and features.reasoning_with_calls and pick.random() < 0.4:
             turn["reasoning_content"] = maker.text("reasoning")
@@ -337,6 +380,11 @@ def _call_rounds(
         maker.kinds.add("results")
         for call in calls:
             result = maker.text("tool") if pick.random() < 0.1 else pick.choice(_RESULTS)
+            padding = maker.paddings["edge-whitespace-results"]
+            if "tool" in features.edge_whitespace and result and padding.random() < 0.25:
+                result = maker.padded(result, "edge-whitespace-results")
+            elif result != result.strip():
+                maker.kinds.add("edge-whitespace-results")
             messages.append({"role": "tool", "tool_call_id": call["id"], "content": result})
         if round_number:
             maker.kinds.add("several-call-rounds")

@@ -18,6 +18,7 @@ from typing import Any
 from ..declare import Reasoning, layout_of
 from ..format import Format
 from .conversations import Sample
+from .draft import CALL_TEXT_EDGES, RESULT_EDGES
 from .template import TemplateRunner
 
 __all__ = ["CULPRITS", "find_culprit"]
@@ -145,6 +146,18 @@ def _trimmed(request: Request) -> None:
                 message[key] = message[key].strip()
 
 
+def _trimmed_call_text(request: Request) -> None:
+    for message in _messages(request):
+        if message.get("tool_calls") and isinstance(message.get("content"), str):
+            message["content"] = message["content"].strip()
+
+
+def _trimmed_results(request: Request) -> None:
+    for message in _messages(request):
+        if message["role"] == "tool" and isinstance(message.get("content"), str):
+            message["content"] = message["content"].strip()
+
+
 def _no_system(request: Request) -> None:
     request["messages"] = [m for m in _messages(request) if m["role"] != "system"]
 
@@ -159,6 +172,11 @@ CULPRITS: tuple[tuple[str, str, Callable[[Request], None]], ...] = (
     # Before the calls and results: reasoning the declaration drops, which the template
     # writes beside calls only (Gemma 4's), is the reasoning's fault, not theirs.
     ("reasoning-with-calls", "reasoning", _no_reasoning_with_calls),
+    # Whitespace at the ends of the text beside calls, or of results, before the text and the
+    # results themselves: a template that trims them (Qwen3-Coder's text beside calls) writes
+    # them still.
+    ("edge-whitespace-with-calls", CALL_TEXT_EDGES, _trimmed_call_text),
+    ("edge-whitespace-results", RESULT_EDGES, _trimmed_results),
     ("text-with-calls", "text with tool calls", _no_text_with_calls),
     ("parallel-calls", "parallel tool calls", _one_call),
     ("results", "tool results", _no_results),

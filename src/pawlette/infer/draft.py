@@ -29,7 +29,21 @@ from ..errors import FormatError
 from .atoms import Tokens
 from .underived import Underived
 
-__all__ = ["Capability", "Draft", "FrameText", "InferredOptions", "split_end"]
+__all__ = [
+    "CALL_TEXT_EDGES",
+    "RESULT_EDGES",
+    "Capability",
+    "Draft",
+    "FrameText",
+    "InferredOptions",
+    "split_end",
+]
+
+CALL_TEXT_EDGES = "whitespace at the ends of text with tool calls"
+"""The capability given up where the template writes the text beside calls, with whitespace
+at its ends, otherwise than the declaration: the text is then written as given."""
+RESULT_EDGES = "whitespace at the ends of tool results"
+"""The same for results."""
 
 Status = Literal["derived", "dropped", "refused", "not derived", "differs"]
 
@@ -130,6 +144,10 @@ class Draft:
     """Where ``last_extra`` is written inside the opener: before this end of it (a block's
     open before the close that stands in for it); empty: after the opener."""
     edge_roles: set[str] = field(default_factory=lambda: {"system", "user", "assistant", "tool"})
+    """The roles whose text with whitespace at its ends the declaration writes as the
+    template does."""
+    edge_with_calls: bool = True
+    """The text beside calls with whitespace at its ends is written as the template does."""
     closing: str = ""
     prompt_always: bool = False
     """The template writes the generation prompt after every render (PromptAlways)."""
@@ -175,6 +193,16 @@ class Draft:
         for name, reason in self.blocked.items():
             if name == "whitespace at the ends of text":
                 self.edge_roles.clear()
+                self.capability(
+                    name, "differs", "the template changes it; written as given (" + reason + ")"
+                )
+            elif name == CALL_TEXT_EDGES:
+                self.edge_with_calls = False
+                self.capability(
+                    name, "differs", "the template changes it; written as given (" + reason + ")"
+                )
+            elif name == RESULT_EDGES:
+                self.edge_roles.discard("tool")
                 self.capability(
                     name, "differs", "the template changes it; written as given (" + reason + ")"
                 )

@@ -15,7 +15,7 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Literal
+from typing import Any, Literal
 
 from ..declare import (
     Alternation,
@@ -71,12 +71,18 @@ def trimmed(text: str, side: Side, characters: str | None) -> str:
 
 
 def whitespace(
-    probe: Probe, draft: Draft, role: str, plain: list[dict[str, object]], index: int
+    probe: Probe,
+    draft: Draft,
+    role: str,
+    plain: list[dict[str, object]],
+    index: int,
+    tools: list[dict[str, Any]] | None = None,
 ) -> Literal["kept", "changed"] | tuple[Side, str | None]:
     """``"kept"``, the trim (its side and characters) or ``"changed"`` for text of
-    ``messages[index]``: what every pair of :data:`EDGES` around it shows."""
+    ``messages[index]``: what every pair of :data:`EDGES` around it shows (``tools``: given
+    with every render)."""
     sentinel = str(plain[index]["content"])
-    base = probe.render(plain)
+    base = probe.render(plain, tools)
     if base is None:
         return "changed"
     candidates: list[Literal["kept"] | tuple[Side, str | None]] = ["kept", *TRIMS]
@@ -84,7 +90,7 @@ def whitespace(
         given = start + sentinel + end
         spaced = [dict(item) for item in plain]
         spaced[index]["content"] = given
-        written = probe.render(spaced)
+        written = probe.render(spaced, tools)
         if written is None:
             return "changed"
         candidates = [

@@ -31,8 +31,9 @@ from ..declare.pieces import text_of
 from .answered_ids import ids_once_answered
 from .atoms import Tokens, common_prefix, common_suffix, excerpt
 from .calls import ALPHA, BETA, text_lead
-from .draft import Draft, FrameText
+from .draft import RESULT_EDGES, Draft, FrameText
 from .family_results import derive_family_results
+from .fields import whitespace
 from .probe import Probe, Underivable, call, message
 from .tools import PROBE_TOOLS, insertions
 
@@ -73,6 +74,39 @@ def derive_results(probe: Probe, draft: Draft) -> None:
         added = written[len(base) :] if base is not None and written.startswith(base) else ""
         if not derive_family_results(probe, draft, added):
             draft.capability("tool results", "not derived", str(error))
+    if draft.status("tool results") == "derived":
+        _derive_trim(probe, draft, conversation)
+
+
+def _derive_trim(probe: Probe, draft: Draft, conversation: list[dict[str, Any]]) -> None:
+    """Whitespace the template trims from a result's text (Qwen3.5's and Gemma 4's
+    ``| trim`` of every message): :class:`Results` ``trim``.  A change it does not declare
+    (another trim) leaves results unpadded in the verification, a difference recorded."""
+    if RESULT_EDGES in draft.blocked:
+        return  # (the verification found the trim wrong: written as given)
+    found = whitespace(probe, draft, "tool", conversation, 2, list(PROBE_TOOLS))
+    if found == "kept":
+        return
+    number = next(
+        (number for number, item in enumerate(draft.concepts) if isinstance(item, Results)), None
+    )
+    if found == ("both", None) and number is not None:
+        concept = draft.concepts[number]
+        assert isinstance(concept, Results)
+        draft.concepts[number] = dataclasses.replace(concept, trim=True)
+        return
+    how = ""
+    if found != "changed":
+        side, characters = found
+        where = "ends" if side == "both" else side
+        what = "all whitespace" if characters is None else repr(characters)
+        how = f" (its {where} trimmed of {what})"
+    draft.edge_roles.discard("tool")
+    draft.capability(
+        RESULT_EDGES,
+        "differs",
+        f"the template changes it in a way no concept declares{how}; written as given",
+    )
 
 
 def _render(probe: Probe, messages: list[dict[str, Any]], prompt: bool = False) -> str:
