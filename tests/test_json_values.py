@@ -173,11 +173,11 @@ class _Real(float):
     pass
 
 
-class _Object(dict):  # type: ignore[type-arg]
+class _Object(dict[str, Any]):
     pass
 
 
-class _Array(list):  # type: ignore[type-arg]
+class _Array(list[Any]):
     pass
 
 
@@ -313,8 +313,10 @@ _json_texts = st.recursive(
         st.floats(allow_nan=False, allow_infinity=False),
         st.text(st.characters(codec=None, categories=None), max_size=5),
     ),
-    lambda children: st.lists(children, max_size=3)
-    | st.dictionaries(st.text(st.characters(codec=None, categories=None), max_size=3), children),
+    lambda children: (
+        st.lists(children, max_size=3)
+        | st.dictionaries(st.text(st.characters(codec=None, categories=None), max_size=3), children)
+    ),
     max_leaves=10,
 )
 
