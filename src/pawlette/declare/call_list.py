@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from ..emit.grammar_ast import CharClass, JsonSchemaValue, Lit, Node, Repeat, Rules, seq
 from ..emit.json_lark import define_json_base
 from ..engine.call_arguments import arguments_problem, load_json
+from ..engine.call_scanner import NO_TOOL_NAMED, offered_tools, unknown_tool
 from ..engine.machine import Parser
 from ..engine.readers import CallEnvelope, WholeTextReader
 from ..errors import FormatError
@@ -296,7 +297,10 @@ class CallListReader(WholeTextReader):
         where = self._offset if self._chunks else offset
         if problem is not None:
             raw = (parser.entered_by or "") + text + closing
-            give_back(parser, where, f"calls {raw[:60]!r}: {problem}", "a JSON array of calls", raw)
+            expected = "a JSON array of calls"
+            if problem.startswith(NO_TOOL_NAMED):  # (the whole list: no call of it dropped)
+                expected = f"{expected}, each {offered_tools(parser.tools)}"
+            give_back(parser, where, f"calls {raw[:60]!r}: {problem}", expected, raw)
             return
         concept = self._concept
         for name, call_id, arguments in calls:
@@ -320,7 +324,7 @@ class CallListReader(WholeTextReader):
         if twice is not None:  # JSON keeps the last: the first would be lost unseen
             return f"the key {twice!r} written twice in an object"
         keys = self._keys
-        tools = {tool.name for tool in self._parser.tools}
+        tools = self._parser.tools
         for item in value:
             if not isinstance(item, dict):
                 return "an item that is not an object"
@@ -329,8 +333,9 @@ class CallListReader(WholeTextReader):
             call_id = item.get(keys["id"]) if "id" in keys else None
             if not isinstance(name, str) or not name:
                 return "an item without a name"
-            if tools and name not in tools:
-                return f"no tool named {name!r}"
+            refused = unknown_tool(tools, name)
+            if refused is not None:
+                return refused
             if isinstance(arguments, str):  # arguments given as JSON text holding an object
                 arguments, problem = load_json(arguments)
                 if problem is not None:

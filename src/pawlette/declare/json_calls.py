@@ -452,14 +452,5 @@ class _ReadsOtherwise(CallReader):
         super().__init__(parser, envelope, close, closes, ends_turn)
         self._separator, self._literal = separator, literal
 
-    def recover(self, text: str, begun: str | None) -> bool:
-        calls = read_calls(text, self._envelope, self._separator, self._literal)
-        if calls is None:
-            return False
-        parser = self._parser
-        for name, call_id, arguments in calls:
-            index = parser.next_call_index()
-            identifier = call_id or begun or parser.new_call_id()
-            begun = None
-            parser.emit_call(index, identifier, name, arguments)
-        return True
+    def recover(self, text: str) -> list[tuple[str, str | None, str]] | None:
+        return read_calls(text, self._envelope, self._separator, self._literal)

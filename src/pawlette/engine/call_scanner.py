@@ -23,10 +23,37 @@ from ..types import ToolCallDelta, ToolCallStart
 from .call_arguments import load_json
 
 if TYPE_CHECKING:
+    from ..types import Tool
     from .machine import Parser
     from .readers import CallEnvelope
 
 PIECES_PER_BLOCK = 1024
+
+
+def unknown_tool(tools: tuple[Tool, ...], name: str) -> str | None:
+    """What makes a call to ``name`` no call: none of the request's ``tools`` has that name
+    (compared exactly: ``get`` does not stand for ``get_weather``).  None: a tool has it, or
+    the request has no tools (any name is then a call: nothing says which are offered)."""
+    if tools and all(tool.name != name for tool in tools):
+        return f"{NO_TOOL_NAMED}{name!r}"
+    return None
+
+
+NO_TOOL_NAMED = "no tool named "
+"""How :func:`unknown_tool`'s problem begins (a reader that gives a call back for another
+reason says what it expected otherwise)."""
+
+
+def offered_tools(tools: tuple[Tool, ...]) -> str:
+    """The request's tools, as a warning about a call to another name lists them (the
+    first few, when there are many)."""
+    names = [repr(tool.name) for tool in tools[:_LISTED_TOOLS]]
+    more = len(tools) - len(names)
+    listed = ", ".join(names) + (f" and {more} more" if more else "")
+    return f"a call to one of the request's tools ({listed})"
+
+
+_LISTED_TOOLS = 8
 
 
 class TextPieces:
@@ -286,6 +313,8 @@ class CallScanner:
             problem = problem or id_problem
         if problem is not None:
             return
+        if isinstance(name, str) and name and unknown_tool(self._parser.tools, name) is not None:
+            return  # a call to a tool the request does not offer is no call: the close says so
         if call_id is None:
             call_id = self._parser.new_call_id()
         if not isinstance(name, str) or not name or not isinstance(call_id, str):

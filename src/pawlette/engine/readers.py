@@ -31,7 +31,7 @@ from .call_arguments import (
     scan_value,
     within_three,
 )
-from .call_scanner import CallScanner
+from .call_scanner import CallScanner, offered_tools, unknown_tool
 from .call_text import CallText
 from .machine import Parser, Reader, ReaderFactory
 from .quick_json import many_values, quick_object_check
@@ -314,6 +314,7 @@ class JsonCallReader:
     _fed = False
     _offset = 0
     _live: CallScanner | None = None
+    _refused_name = False  # the call's problem is its name: no tool of the request has it
     whole_kind = "call"  # see pawlette.engine.whole: a marker closes it, read as plain_call
 
     def __init__(self, parser: Parser, envelope: CallEnvelope, close_marker: str) -> None:
@@ -392,23 +393,51 @@ class JsonCallReader:
         begun = scanner.call_id if scanner.index is not None else None
         if scanner.index is not None:
             self._parser.abandon_call(scanner.index)
-        if marker is not None and self.recover(text, begun):
-            return
+        if marker is not None and not self._refused_name:
+            calls = self.recover(text)
+            if calls is not None:
+                problem = self._emit_recovered(calls, begun)
+                if problem is None:
+                    return
         # No call at all.  Its text, markers included, comes back once, as content.
         closing = marker if marker == self._close_marker else ""
         raw = self._open_marker + text + closing
-        expected = f"a JSON object {{{self._describe()}}} then {self._close_marker!r}"
+        if self._refused_name:
+            expected = offered_tools(self._parser.tools)
+        else:
+            expected = f"a JSON object {{{self._describe()}}} then {self._close_marker!r}"
         where = self._offset if self._fed else offset
         self._parser.malformed(where, f"call {text[:60]!r}: {problem}", expected, raw)
         self._parser.emit(TextDelta(raw))
 
-    def recover(self, text: str, begun: str | None) -> bool:
-        """Read a closed call's text that is not one valid call object another way, and say
-        True when that gave calls (emitted here); False: it is malformed.  A subclass's hook
-        for what models write beside the declared spelling (several calls joined by ``;``).
-        ``begun``: the id of the call the scanner began and gave up, for the first call read
-        instead (so every way of feeding the text gives the same ids)."""
-        return False
+    def recover(self, text: str) -> list[tuple[str, str | None, str]] | None:
+        """The calls (name, id as written or None, arguments as JSON text) in a closed
+        call's text that is not one valid call object, read another way; None: it is
+        malformed.  A subclass's hook for what models write beside the declared spelling
+        (several calls joined by ``;``).  :meth:`close` emits them, or refuses them all as
+        it refuses one object: one of them to a tool the request does not offer makes the
+        whole text no call (content, with a warning; none of it dropped)."""
+        return None
+
+    def _emit_recovered(
+        self, calls: list[tuple[str, str | None, str]], begun: str | None
+    ) -> str | None:
+        """Emit the calls :meth:`recover` read, or say what makes them no calls (a name the
+        request's tools do not have).  ``begun``: the id of the call the scanner began and
+        gave up, for the first call read instead (so every way of feeding the text gives
+        the same ids)."""
+        parser = self._parser
+        for name, _, _ in calls:
+            problem = unknown_tool(parser.tools, name)
+            if problem is not None:
+                self._refused_name = True
+                return problem
+        for name, call_id, arguments in calls:
+            index = parser.next_call_index()
+            identifier = call_id or begun or parser.new_call_id()
+            begun = None
+            parser.emit_call(index, identifier, name, arguments)
+        return None
 
     def _accept(self, text: str, kept_arguments: Callable[[], str] | None = None) -> bool:
         """A valid call, read in bulk: emit it and say True; else False (nothing emitted).
@@ -421,6 +450,8 @@ class JsonCallReader:
             if plain is not None:  # the usual call: read with one match and the C scanner
                 caller = self._parser
                 written_id, called, begin, finish = plain
+                if unknown_tool(caller.tools, called) is not None:
+                    return False  # (the slow way says why it is no call)
                 # The id first, then the index (as below: an id factory may count the calls).
                 identifier = caller.new_call_id() if written_id is None else written_id
                 caller.emit_call(
@@ -454,6 +485,8 @@ class JsonCallReader:
         for key, value in envelope.ignored:
             if key in members and members[key][0] != value:
                 return False
+        if unknown_tool(self._parser.tools, name[0]) is not None:
+            return False
         start, end = arguments[1], arguments[2]
         del arguments, members  # the decoded arguments go before their text is copied
         parser = self._parser
@@ -493,6 +526,10 @@ class JsonCallReader:
             return f'"{envelope.name}" is not a string'
         if not value[envelope.name]:
             return f'"{envelope.name}" is empty (no name)'
+        refused = unknown_tool(self._parser.tools, value[envelope.name])
+        if refused is not None:
+            self._refused_name = True
+            return refused
         if (
             envelope.id is not None
             and envelope.id in value

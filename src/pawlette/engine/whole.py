@@ -54,6 +54,7 @@ from dataclasses import dataclass, replace
 
 from ..types import Message, TextPart, Tool, ToolCall
 from .call_arguments import arguments_problem
+from .call_scanner import unknown_tool
 from .lexer import Lexer, Token, marker_pattern
 from .machine import WINDOW, Grammar, Parser, Reader, random_call_id
 from .readers import CallEnvelope, plain_call
@@ -407,6 +408,8 @@ def _read_tokens(
             if found is None:
                 return None
             written_id, name, begin, finish = found
+            if unknown_tool(tools, name) is not None:
+                return None  # a call to a tool the request does not offer: the machine's
             calls.append((written_id, name, call_text[begin:finish]))
             call_text = None
         elif kind == _WHOLE_CALL:

@@ -24,7 +24,6 @@ from pawlette.declare.readers import CallReader, Described
 from pawlette.engine.call_arguments import load_json
 from pawlette.engine.machine import Parser, Reader
 from pawlette.engine.readers import CallEnvelope
-from pawlette.types import ToolCallDelta, ToolCallEnd, ToolCallStart
 
 
 @dataclass(frozen=True)
@@ -126,19 +125,9 @@ class LenientCallReader(CallReader):
         self._separators = separators
         self._optional = optional_arguments
 
-    def recover(self, text: str, begun: str | None) -> bool:
+    def recover(self, text: str) -> list[tuple[str, str | None, str]] | None:
         calls = joined_calls(text, self._envelope, self._separators, self._optional)
-        if calls is None:
-            return False
-        parser = self._parser
-        for name, arguments in calls:
-            index = parser.next_call_index()
-            identifier = begun or parser.new_call_id()
-            begun = None
-            parser.emit(ToolCallStart(index, identifier, name))
-            parser.emit(ToolCallDelta(index, arguments))
-            parser.emit(ToolCallEnd(index))
-        return True
+        return None if calls is None else [(name, None, arguments) for name, arguments in calls]
 
 
 def lenient_call_reader(
