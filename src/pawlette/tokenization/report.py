@@ -103,8 +103,7 @@ class TokenizeSummary:
             for name, records in sorted(self.lost_records.items()):
                 expected = " (expected: --drop)" if name in self.expected_losses else ""
                 lines.append(
-                    f"    {name}: {self.lost_places[name]:,} times in {records:,} records"
-                    f"{expected}"
+                    f"    {name}: {self.lost_places[name]:,} times in {records:,} records{expected}"
                 )
         if self.too_long or self.truncated or self.truncated_inside:
             lines.append(
