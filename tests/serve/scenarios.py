@@ -12,6 +12,8 @@ import copy
 import json
 from typing import Any
 
+import pytest
+
 from pawlette import declare
 from pawlette.declare import layout_of
 from pawlette.errors import RequestError
@@ -89,6 +91,19 @@ def prompt_for(fmt: Format) -> list[dict[str, Any]]:
     refuses one (:func:`tests.helpers.without_refused_system` checks the refusal)."""
     request = without_refused_system(fmt, {"messages": PROMPT, "tools": TOOLS})
     return copy.deepcopy(request["messages"])
+
+
+def tools_left_out(fmt: Format) -> bool:
+    """Whether the format leaves the request's tools out of the prompt (its template writes
+    none): a forced call is then refused (the model would call a function it never saw)."""
+    return "tools: not written" in fmt.render(prompt_for(fmt), TOOLS).losses
+
+
+def assert_forced_call_refused(caught: pytest.ExceptionInfo[Any], fmt: Format) -> None:
+    """The 400 for a forced call whose tools ``fmt`` leaves out."""
+    body = caught.value.body
+    assert isinstance(body, dict) and body["param"] == "tool_choice"
+    assert f"format {fmt.name!r} leaves the tools out" in body["message"]
 
 
 def system_refused(fmt: Format) -> bool:

@@ -10,7 +10,15 @@ from __future__ import annotations
 
 import json
 
+import openai
 import pytest
+
+from pawlette.emit.tool_choice import ToolChoice
+from pawlette.formats import get_format
+from pawlette.openai import tools_from_openai
+from pawlette.serve.engines import ENGINES
+from pawlette.serve.pipeline import Completion
+from pawlette.serve.tool_choice import plan_tool_choice
 
 from .conftest import ServerFactory
 from .upstream import FakeUpstream, Script
@@ -83,21 +91,30 @@ def test_an_answer_after_a_user_message_starts_inside_the_block(
 def test_a_forced_call_after_results_closes_no_block(
     serve: ServerFactory, upstream: FakeUpstream
 ) -> None:
-    call = 'get_weather<｜tool▁sep｜>{"city": "Lyon"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>'
-    upstream.push(Script(text=call))
-    answer = (
-        serve(THINKING)
-        .client()
-        .chat.completions.create(
+    """The plan forces the call right after the results; the server refuses the request
+    itself, since the format leaves the tools out of the prompt (the model never saw them)."""
+    fmt = get_format(THINKING)
+    tools = tools_from_openai(TOOLS)
+    prompt = fmt.render(AFTER_RESULTS, TOOLS, add_generation_prompt=True).text
+    plan = plan_tool_choice(
+        fmt, ENGINES["generic"], tools, ToolChoice("required", None), True, prompt=prompt
+    )
+    forced = prompt + plan.prefix
+    assert forced.endswith("<｜tool▁output▁end｜><｜tool▁calls▁begin｜><｜tool▁call▁begin｜>")
+    call_text = 'get_weather<｜tool▁sep｜>{"city": "Lyon"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>'
+    message = Completion(fmt, plan, tools).message(call_text, "stop")
+    (call,) = message["tool_calls"]
+    assert call["function"]["name"] == "get_weather"
+    assert json.loads(call["function"]["arguments"]) == {"city": "Lyon"}
+    assert message.get("content") in (None, "")
+    before = len(upstream.records)
+    with pytest.raises(openai.BadRequestError) as caught:
+        serve(THINKING).client().chat.completions.create(
             model="m", messages=AFTER_RESULTS, tools=TOOLS, tool_choice="required"
         )
-    )
-    prompt = upstream.last().body["prompt"]
-    assert prompt.endswith("<｜tool▁output▁end｜><｜tool▁calls▁begin｜><｜tool▁call▁begin｜>")
-    (call,) = answer.choices[0].message.tool_calls or []
-    assert call.function.name == "get_weather"
-    assert json.loads(call.function.arguments) == {"city": "Lyon"}
-    assert answer.choices[0].message.content in (None, "")
+    body = caught.value.body
+    assert isinstance(body, dict) and body["param"] == "tool_choice"
+    assert len(upstream.records) == before
 
 
 GREETING = {"role": "assistant", "content": "Hello! How can I help?"}

@@ -21,9 +21,11 @@ from ..support.small_bpe import small_tokenizer
 from .conftest import ServerFactory
 from .scenarios import (
     TOOLS,
+    assert_forced_call_refused,
     completion_for,
     message_from_sdk,
     prompt_for,
+    tools_left_out,
     without_ids,
 )
 from .upstream import FakeUpstream, Script
@@ -106,6 +108,14 @@ def test_a_forced_prefix_goes_upstream_as_ids_and_a_grammar_names_markers_by_id(
             )
         assert isinstance(caught.value.body, dict)
         assert caught.value.body["param"] == "tool_choice"
+        return
+    if tools_left_out(fmt):  # a forced call to tools the model never saw: refused
+        server = serve(format_name, tokenizer=str(path), engine=engine)
+        with pytest.raises(openai.BadRequestError) as caught:
+            server.client().chat.completions.create(
+                model="m", messages=prompt, tools=TOOLS, tool_choice=named
+            )
+        assert_forced_call_refused(caught, fmt)
         return
     syntax = "gbnf" if engine == "llamacpp" else "lark"
     # Markers an engine knows only by id (Mistral's) are named by the tokenizer's ids here,

@@ -27,8 +27,10 @@ from .scenarios import (
     PROMPT,
     TOOLS,
     ask,
+    assert_forced_call_refused,
     completion_for,
     prompt_for,
+    tools_left_out,
     without_ids,
 )
 from .upstream import FakeUpstream, Script, cut_at_stop
@@ -149,6 +151,12 @@ def test_forcing_a_call_is_honoured_or_refused(
         return
     prefix = _forced_prefix(fmt, choice)
     before = len(upstream.records)
+    if tools_left_out(fmt):  # DeepSeek V3.1's format writes calls but no tools
+        with pytest.raises(openai.BadRequestError) as caught:
+            _ask(serve, format_name, stream, tool_choice=choice)
+        assert_forced_call_refused(caught, fmt)
+        assert len(upstream.records) == before
+        return
     if prefix is None:
         # The cases no prefix can force: a call that begins with its function's name.
         assert (format_name, choice) in REFUSED_ON_GENERIC, (format_name, choice)
@@ -254,6 +262,11 @@ def test_engines_with_grammars_get_the_bundles_prefix_and_grammar(
     fmt = get_format(format_name)
     if choice != "none" and completion_for(fmt, "call") is None:
         _refused_without_calls(serve, upstream, format_name, False, engine, tool_choice=choice)
+        return
+    if choice != "none" and tools_left_out(fmt):
+        with pytest.raises(openai.BadRequestError) as caught:
+            _ask(serve, format_name, False, engine, tool_choice=choice)
+        assert_forced_call_refused(caught, fmt)
         return
     bundle = _bundle(fmt, choice, engine)
     assert bundle is not None, f"{format_name} has no grammar export"

@@ -17,8 +17,10 @@ Errors, always OpenAI's body ``{"error": {"message", "type", "param", "code"}}``
 
 =====  ==============================================================================
 400    invalid request (``param`` names the field), a ``tool_choice`` that cannot be
-       honoured, a request the upstream rejected with a 400/413/422, or a ``Host``
-       not in ``--allowed-host``
+       honoured (a forced call to tools the format leaves out included), a field the
+       format leaves out under ``--refuse-losses`` (:mod:`~pawlette.serve.losses`), a
+       request the upstream rejected with a 400/413/422, or a ``Host`` not in
+       ``--allowed-host``
 401    ``--api-key`` set and the key is missing or wrong
 403    a browser request from another site (its ``Origin`` is not an allowed host)
 404    no such route
@@ -89,6 +91,7 @@ from ..formats import get_format
 from ..json_values import MAX_JSON_DEPTH
 from ..openai import tools_from_openai
 from ..tokenization import ConversationEncoder, load_backend
+from ..tokenization.losses import loss_field, parse_loss_fields
 from ..types import Rendering, Tool
 from .asgi import WATCH, App, DisconnectWatch, watched
 from .balancer import Balancer, NoReplica, Replica, ReplicaError
@@ -99,6 +102,7 @@ from .errors import ErrorResponse, ServerError, upstream_failure
 from .grammar_syntax import GrammarSyntaxes
 from .http1 import EngineClient
 from .json_codec import JsonCodec
+from .losses import HEADER, forced_without_tools, header_value, refused_loss
 from .metrics import CONTENT_TYPE, SharedMetrics
 from .observe import current, instrument
 from .pipeline import ChunkPipeline, Completion, encode_events
@@ -188,6 +192,9 @@ class Prepared:
     request goes to (:meth:`Server._content_for`), and are that replica's once it is sent."""
     prompts: dict[str, str | list[int]] = field(default_factory=dict)
     """The engine prompt per forced prefix (a prompt in token ids is encoded once)."""
+    losses: tuple[str, ...] = ()
+    """What the format left out of the prompt (the render's losses): told to the client in
+    the ``x-pawlette-losses`` header (:mod:`~pawlette.serve.losses`)."""
 
 
 class EventStream(Response):
@@ -205,11 +212,15 @@ class EventStream(Response):
         (b"content-type", b"text/event-stream; charset=utf-8"),
     )
 
-    def __init__(self, produce: Callable[[Write], Awaitable[None]]) -> None:
+    def __init__(
+        self,
+        produce: Callable[[Write], Awaitable[None]],
+        headers: tuple[tuple[bytes, bytes], ...] = (),
+    ) -> None:
         self.status_code = 200
         self.background = None
         self.produce = produce
-        self.raw_headers = list(self._HEADERS)  # what init_headers made, made once
+        self.raw_headers = [*self._HEADERS, *headers]  # what init_headers made, made once
         self.last_write: Callable[[bytes], None] | None = None
         """Shown the body's last write (the metrics count an error event there)."""
 
@@ -279,6 +290,7 @@ class Server:
         """The engine for plans made before a replica is chosen (GBNF grammars under
         ``--grammar-syntax auto``)."""
         self.policy = RequestPolicy(config.hosts)
+        self.refused_losses = parse_loss_fields(config.refuse_losses, "--refuse-losses")
         self.model = config.model
         self.created = int(time.time())
         self._plans: dict[
@@ -490,13 +502,31 @@ class Server:
 
     async def _prepare(self, chat: ChatRequest) -> Prepared:
         rendering = self.format.render(chat.messages, chat.tools, add_generation_prompt=True)
+        losses = rendering.losses
+        if losses:
+            refused_loss(losses, self.refused_losses, self.format.name)
         tools, plan = self._tool_plan(chat, rendering.text, self.engine)
+        if losses:
+            forced_without_tools(losses, chat.tool_choice, self.format.name)
+            self._note_losses(losses)
         prompts: dict[str, str | list[int]] = {}
         body = await self._body(chat, rendering, plan, prompts)
         # Only a forced grammar's syntax depends on the replica (a lazy one is always GBNF).
         if self.syntaxes.asking and plan.grammar is not None and chat.tool_choice.mode != "auto":
-            return Prepared(chat, plan, tools, body, rendering, prompts)
-        return Prepared(chat, plan, tools, body)
+            return Prepared(chat, plan, tools, body, rendering, prompts, losses)
+        return Prepared(chat, plan, tools, body, losses=losses)
+
+    def _note_losses(self, losses: tuple[str, ...]) -> None:
+        """Log and count what the format left out of a request's prompt."""
+        registry = self.metrics.registry
+        for loss in losses:
+            registry.add("render_losses_total", field=loss_field(loss))
+        logger.info(
+            "format %r left %d field(s) out of the prompt, as its template does: %s",
+            self.format.name,
+            len(losses),
+            "; ".join(losses),
+        )
 
     async def _body(
         self,
@@ -735,6 +765,8 @@ class Server:
         }
         if usage is not None:
             answer["usage"] = usage
+        if prepared.losses:
+            return ErrorResponse(answer, headers={HEADER: header_value(prepared.losses)})
         return ErrorResponse(answer)
 
     async def _stream(self, request: Request, prepared: Prepared) -> Response:
@@ -775,6 +807,9 @@ class Server:
                 # cancellation is delivered: the upstream answer is closed either way.
                 await response.aclose()
 
+        if prepared.losses:
+            header = header_value(prepared.losses).encode("ascii")
+            return EventStream(produce, ((HEADER.encode("ascii"), header),))
         return EventStream(produce)
 
     async def _relay(

@@ -54,6 +54,10 @@ class ServeConfig:
     """Grammars refuse object properties a tool's schema does not declare unless the schema
     allows them (``additionalProperties``), as OpenAI's strict function calling does; False
     follows JSON Schema's default (undeclared properties allowed)."""
+    refuse_losses: tuple[str, ...] = ()
+    """Loss fields (``tools``, ``messages.name``, ``all``: :mod:`pawlette.tokenization.losses`)
+    whose loss from the prompt is a 400 naming its path; other losses are reported
+    (:mod:`pawlette.serve.losses`)."""
 
     # ------------------------------------------------------------ the engine side
     timeout: float = 600.0
@@ -241,6 +245,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="stream tool-call arguments as they are generated (default: send each call once "
         "it is known valid; see the README's Contracts)",
     )
+    engine.add_argument(
+        "--refuse-losses",
+        default=None,
+        metavar="FIELDS",
+        help="answer 400 when the format leaves one of these request fields out of the prompt, "
+        "as its model's template does (comma-separated: tools, messages.name, "
+        "messages.reasoning_content, ...; a field covers those under it; all: every loss); "
+        "default: serve the request and report the losses in the x-pawlette-losses header",
+    )
     client = parser.add_argument_group("the clients")
     client.add_argument(
         "--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)"
@@ -362,6 +375,7 @@ def config_from_arguments(arguments: argparse.Namespace) -> ServeConfig:
         log_level=arguments.log_level,
         stream_arguments=arguments.stream_arguments,
         strict_schemas=arguments.schema_default == "strict",
+        refuse_losses=tuple(arguments.refuse_losses.split(",")) if arguments.refuse_losses else (),
     )
 
 
@@ -411,6 +425,9 @@ def check_config(config: ServeConfig) -> None:
             )
     if config.workers < 1:
         raise RequestError("--workers", repr(config.workers), "at least 1")
+    from ..tokenization.losses import parse_loss_fields
+
+    parse_loss_fields(config.refuse_losses, "--refuse-losses")
     for option, value in (
         ("--timeout", config.timeout),
         ("--connect-timeout", config.connect_timeout),

@@ -23,6 +23,8 @@ The server's series (every name starts with ``pawlette_``):
   grammars go in llguidance's Lark, 0 in GBNF (:mod:`~pawlette.serve.grammar_syntax`; engines
   that take grammars);
 - ``worker_requests_total{worker}`` (counter): requests per worker process;
+- ``render_losses_total{field}`` (counter): fields the format left out of prompts, as its
+  template does (:mod:`~pawlette.serve.losses`), by field (``messages.name``, ``tools``);
 - ``refused_total{code}`` (counter): requests and connections refused before a handler ran
   (a foreign ``Host``, a head too large or too slow, the connection cap, ...).
 
@@ -132,6 +134,12 @@ FAMILIES = {
             "gauge",
             "1 while a replica's forced tool-call grammars go in llguidance's Lark, 0 in GBNF "
             "(summed over worker processes).",
+        ),
+        Family(
+            "render_losses_total",
+            "counter",
+            "Fields the format left out of requests' prompts, as its template does, by field "
+            "(the path without indexes: messages.name, tools, ...).",
         ),
         Family("requests_in_flight", "gauge", "Requests being answered."),
         Family("worker_requests_total", "counter", "Requests answered per worker process."),

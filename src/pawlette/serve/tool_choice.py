@@ -40,7 +40,8 @@ Prefix or grammar, and what a prefix costs:
   follow (which answered 200 with no call).
 - A format without call syntax (Gemma 2) drops the tools as its template does (a recorded
   loss) under ``auto`` and ``none``; ``required`` or a named function is a **400** naming
-  ``tool_choice`` (no turn of the format holds a call).
+  ``tool_choice`` (no turn of the format holds a call).  A format with calls that leaves the
+  tools out (DeepSeek V3.1) refuses a forced call too (:mod:`pawlette.serve.losses`).
 
 =========================  ================================================================
 request                    honoured by

@@ -140,6 +140,9 @@ class Tokenized:
     labels: list[int]
     message_indices: list[int]
     kinds: list[str]
+    losses: tuple[str, ...] = ()
+    """What the format's render left out, as its model's template does (the render's
+    :attr:`~pawlette.Rendering.losses`): not in the ids."""
 
     def __len__(self) -> int:
         return len(self.input_ids)
@@ -270,10 +273,12 @@ class ConversationEncoder:
         owners: list[int] = []  # run number -> conversation number
         mixed: dict[int, tuple[_Piece, ...]] = {}
         plans: list[list[_Item] | PawletteError] = []
+        losses: list[tuple[str, ...]] = []
         for number, conversation in enumerate(conversations):
             start = len(runs)
+            losses.append(())
             try:
-                plans.append(self._plan(conversation, prompt, runs, contexts, mixed))
+                plans.append(self._plan(conversation, prompt, runs, contexts, mixed, losses))
             except Exception as error:
                 if not keep_errors:
                     raise
@@ -285,13 +290,13 @@ class ConversationEncoder:
             owners.extend([number] * (len(runs) - start))
         run_ids = self._encode_runs_keeping_errors(runs, contexts, owners, plans, conversations)
         results: list[Tokenized | PawletteError] = []
-        for plan in plans:
+        for plan, lost in zip(plans, losses, strict=True):
             if isinstance(plan, PawletteError):
                 if not keep_errors:
                     raise plan
                 results.append(plan)
             else:
-                results.append(self._assemble(plan, run_ids, contexts, mixed))
+                results.append(self._assemble(plan, run_ids, contexts, mixed, lost))
         return results
 
     def _encode_runs_keeping_errors(
@@ -329,9 +334,12 @@ class ConversationEncoder:
         runs: list[str],
         contexts: list[int],
         mixed: dict[int, tuple[_Piece, ...]],
+        losses: list[tuple[str, ...]],
     ) -> list[_Item]:
+        """The plan of one conversation; its render's losses replace the last of ``losses``."""
         messages, tools = coerce_conversation(*conversation)
         rendering = self.format.render(messages, tools, add_generation_prompt=prompt)
+        losses[-1] = rendering.losses
         chosen = self._chosen(messages)
         return self._plan_segments(rendering.segments, chosen, runs, contexts, mixed)
 
@@ -474,6 +482,7 @@ class ConversationEncoder:
         run_ids: list[list[int]],
         contexts: list[int],
         mixed: dict[int, tuple[_Piece, ...]],
+        losses: tuple[str, ...] = (),
     ) -> Tokenized:
         ids: list[int] = []
         labels: list[int] = []
@@ -496,7 +505,7 @@ class ConversationEncoder:
             labels += tokens if learned else [IGNORE_INDEX] * count
             indices += [index] * count
             kinds += [kind] * count
-        return Tokenized(ids, labels, indices, kinds)
+        return Tokenized(ids, labels, indices, kinds, losses)
 
     def _assign_mixed(
         self,

@@ -74,6 +74,7 @@ def fit_length(tokenized: Tokenized, max_length: int | None, overflow: str) -> F
             labels[:cut],
             tokenized.message_indices[:cut],
             tokenized.kinds[:cut],
+            tokenized.losses,
         ),
         outcome,
     )

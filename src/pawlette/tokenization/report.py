@@ -48,6 +48,13 @@ class TokenizeSummary:
     """Feature -> messages it was dropped from (``--drop``)."""
     dropped_records: Counter[str] = field(default_factory=Counter)
     """Feature -> records it was dropped from."""
+    lost_places: Counter[str] = field(default_factory=Counter)
+    """Loss field (``messages.name``, ``tools``: :mod:`.losses`) -> how often written records'
+    renders left it out, as the format's template does."""
+    lost_records: Counter[str] = field(default_factory=Counter)
+    """Loss field -> written records whose render left it out."""
+    expected_losses: frozenset[str] = frozenset()
+    """The loss fields ``--drop`` makes expected (said so beside their counts)."""
     too_long: int = 0
     """Records left out for their length (``--max-length``)."""
     truncated: int = 0
@@ -88,6 +95,16 @@ class TokenizeSummary:
                 f"  dropped {feature} (--drop) from {self.dropped_messages[feature]:,} messages"
                 f" of {records:,} records"
             )
+        if self.lost_records:
+            lines.append(
+                "  left out by the format, as its model's template does (not in the ids;"
+                " --reject-losses FIELDS rejects such records):"
+            )
+            for name, records in sorted(self.lost_records.items()):
+                expected = " (expected: --drop)" if name in self.expected_losses else ""
+                lines.append(
+                    f"    {name}: {self.lost_places[name]:,} times in {records:,} records{expected}"
+                )
         if self.too_long or self.truncated or self.truncated_inside:
             lines.append(
                 f"  lengths: {self.too_long:,} records left out as too long,"

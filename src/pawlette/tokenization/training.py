@@ -60,6 +60,7 @@ from ..formats import get_format
 from .encoder import ConversationEncoder, MaskPolicy, Tokenized, coerce_mask
 from .inputs import Chunk, RecordSource, open_records
 from .lengths import check_length_options, fit_length
+from .losses import covered, expected_fields, loss_field, loss_path, parse_loss_fields
 from .packing import Packer, packed_schema
 from .provenance import (
     COLUMN,
@@ -120,6 +121,7 @@ class _Options:
     shape: RecordShape = field(default_factory=RecordShape)
     max_length: int | None = None
     overflow: str = "drop"
+    reject_losses: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -135,6 +137,8 @@ class _ChunkResult:
     truncated_inside: int = 0
     dropped_messages: Counter[str] = field(default_factory=Counter)
     dropped_records: Counter[str] = field(default_factory=Counter)
+    lost_places: Counter[str] = field(default_factory=Counter)
+    lost_records: Counter[str] = field(default_factory=Counter)
 
 
 # ------------------------------------------------------------------ workers
@@ -196,12 +200,21 @@ def _tokenize_chunk(encoder: ConversationEncoder, options: _Options, chunk: Chun
         if not isinstance(tokenized, Tokenized):
             rejected.append((line, str(tokenized), False))
             continue
+        if tokenized.losses:
+            refused = _refused_loss(tokenized.losses, options)
+            if refused is not None:
+                rejected.append((line, refused, False))
+                continue
         fitted, outcome = fit_length(tokenized, options.max_length, options.overflow)
         if fitted is None:
             rejected.append((line, outcome, True))
             continue
         result.truncated += outcome == "truncated"
         result.truncated_inside += outcome == "truncated inside an answer"
+        if fitted.losses:
+            fields = [loss_field(loss) for loss in fitted.losses]
+            result.lost_places.update(fields)
+            result.lost_records.update(set(fields))
         kept_lines.append(line)
         ids.append(fitted.input_ids)
         labels.append(fitted.labels)
@@ -224,6 +237,23 @@ def _tokenize_chunk(encoder: ConversationEncoder, options: _Options, chunk: Chun
     )
     result.tokens = sum(lengths)
     return result
+
+
+def _refused_loss(losses: tuple[str, ...], options: _Options) -> str | None:
+    """The reason to reject a record whose render lost a field ``--reject-losses`` covers
+    (and ``--drop`` does not make expected), or None."""
+    if not options.reject_losses:
+        return None
+    expected = expected_fields(options.drop)
+    for loss in losses:
+        name = loss_field(loss)
+        if covered(name, options.reject_losses) and name not in expected:
+            return (
+                f"{loss_path(loss)}: {loss.partition(': ')[2]}, as format"
+                f" {options.format_name!r} leaves it out; expected no loss of {name}"
+                " (--reject-losses)"
+            )
+    return None
 
 
 def _module(name: str) -> Any:
@@ -362,6 +392,7 @@ def tokenize_file(
     pack: int | None = None,
     max_rejected: object = None,
     rejects: str | os.PathLike[str] | None = None,
+    reject_losses: str | frozenset[str] | None = None,
     start_method: str | None = None,
     split: str | None = None,
     data_files: str | None = None,
@@ -375,6 +406,9 @@ def tokenize_file(
     drop where the format refuses them; ``messages_field``/``sharegpt``: the record shape;
     ``max_length``/``overflow``/``pack``: lengths and packing; ``max_rejected``: a count or
     a fraction; ``rejects``: a JSONL file of every rejected record with its reason;
+    ``reject_losses``: loss fields (``"tools,messages.name"``, ``"all"``; see
+    :mod:`pawlette.tokenization.losses`) whose loss rejects a record, unless ``drop`` makes
+    it expected (a record's other losses are counted in the summary);
     ``split``/``data_files``/``revision``: which files of a dataset in the local Hub cache
     (``hf://datasets/OWNER/NAME``; :mod:`pawlette.tokenization.hub_cache`) are read.  Raises
     :class:`RejectedRecord` under ``strict`` and :class:`TokenizeFailed` when nothing was
@@ -388,6 +422,14 @@ def tokenize_file(
         raise PawletteError(f"-o {output_path}: the input itself; expected another file")
     policy = coerce_mask(mask)
     drops = parse_drop(drop)
+    refused_losses = parse_loss_fields(reject_losses, "reject-losses")
+    clash = sorted(expected_fields(drops) & refused_losses)
+    if clash:
+        raise RequestError(
+            "reject-losses",
+            f"{', '.join(clash)}, a loss --drop {','.join(sorted(drops))} makes expected",
+            "--drop or --reject-losses to name it, not both",
+        )
     shape = RecordShape(messages_field=messages_field, sharegpt=sharegpt)
     if messages_field is not None and not isinstance(messages_field, str):
         raise RequestError("messages_field", f"found {messages_field!r}", "a key name")
@@ -430,7 +472,9 @@ def tokenize_file(
             if isinstance(tokenizer, (str, os.PathLike))
             else _tokenizer_json(tokenizer)
         )
-        options = _Options(resolved.name, carried, policy, drops, shape, max_length, overflow)
+        options = _Options(
+            resolved.name, carried, policy, drops, shape, max_length, overflow, refused_losses
+        )
         digest, tokenizer_name = tokenizer_digest(tokenizer)
         provenance = {
             "pawlette_version": _version(),
@@ -441,6 +485,7 @@ def tokenize_file(
             "vocabulary_size": encoder.backend.tokenizer.get_vocab_size(with_added_tokens=True),
             "mask": _jsonable(policy),
             "drop": sorted(drops),
+            "reject_losses": sorted(refused_losses),
             "input": source_name,
             "input_kind": records.kind,
             **records.details,
@@ -453,6 +498,7 @@ def tokenize_file(
         }
         run = _Run(output_path, rejects_path, source_name, strict, pack, provenance, report)
         run.limit_count, run.limit_fraction = limit_count, limit_fraction
+        run.summary.expected_losses = expected_fields(drops)
         summary = run.execute(records, encoder, options, workers, progress, start_method)
     finally:
         records.close()
@@ -624,6 +670,8 @@ class _Run:
         summary.truncated_inside += result.truncated_inside
         summary.dropped_messages.update(result.dropped_messages)
         summary.dropped_records.update(result.dropped_records)
+        summary.lost_places.update(result.lost_places)
+        summary.lost_records.update(result.lost_records)
         if not result.rejected:
             return
         by_line = dict(chunk) if rejects_file is not None else {}
@@ -690,6 +738,8 @@ def _counts(summary: TokenizeSummary) -> dict[str, object]:
         "nothing_learned": summary.nothing_learned,
         "dropped_messages": dict(summary.dropped_messages),
         "dropped_records": dict(summary.dropped_records),
+        "lost_records": dict(summary.lost_records),
+        "lost_places": dict(summary.lost_places),
         "packed_rows": summary.packed_rows,
         "rejects_by_reason": dict(summary.reasons.most_common(50)),
     }
@@ -848,7 +898,8 @@ def add_tokenize_arguments(parser: argparse.ArgumentParser) -> None:
         "--drop",
         default=None,
         help="features to drop where the format cannot express them, comma-separated:"
-        " reasoning, name, metadata (default: reject such records)",
+        " reasoning, name, metadata (default: reject such records); their losses where the"
+        " format leaves them out are expected (see --reject-losses)",
     )
     parser.add_argument("--messages-field", default=None, help="the key of the messages list")
     parser.add_argument(
@@ -879,6 +930,15 @@ def add_tokenize_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--rejects", default=None, metavar="FILE", help="write each rejected record (JSONL)"
     )
+    parser.add_argument(
+        "--reject-losses",
+        default=None,
+        metavar="FIELDS",
+        help="reject a record when the format leaves out one of these fields, as its model's"
+        " template does (comma-separated: tools, messages.name, messages.reasoning_content,"
+        " ...; a field covers those under it; all: every loss), unless --drop expects it"
+        " (default: keep such records and count the losses in the summary)",
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.set_defaults(handler=command_tokenize)
 
@@ -904,6 +964,7 @@ def command_tokenize(arguments: argparse.Namespace) -> int:
             pack=arguments.pack,
             max_rejected=arguments.max_rejected,
             rejects=arguments.rejects,
+            reject_losses=arguments.reject_losses,
             split=arguments.split,
             data_files=arguments.data_files,
             revision=arguments.revision,

@@ -1,0 +1,88 @@
+"""What a format's render left out (:attr:`pawlette.Rendering.losses`), by field.
+
+A loss is one line, ``"messages[1].name: not written"``: a JSON path, ``": "``, what happened.
+Its *field* is the path without its indexes (``messages.name``, ``tools``,
+``tools.function.description``, ``messages.tool_calls.id``): what ``pawlette tokenize`` counts
+and what ``pawlette serve`` reports and counts, and what ``--reject-losses`` (tokenize) and
+``--refuse-losses`` (serve) choose, as comma-separated fields where a field also covers the
+fields under it (``tools`` covers ``tools.function.description``; ``messages`` every message
+field) and ``all`` covers every one.
+
+``--drop`` (tokenize) makes the losses of the features it names expected (:data:`DROP_FIELDS`):
+they are counted as such and never rejected.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from ..errors import RequestError
+from ..json_values import show
+
+__all__ = [
+    "ALL",
+    "DROP_FIELDS",
+    "covered",
+    "expected_fields",
+    "loss_field",
+    "loss_path",
+    "parse_loss_fields",
+]
+
+ALL = "all"
+DROP_FIELDS: dict[str, tuple[str, ...]] = {
+    "reasoning": ("messages.reasoning_content", "messages.reasoning_steps"),
+    "name": ("messages.name",),
+    "metadata": ("messages.metadata",),
+}
+"""Each ``--drop`` feature and the loss fields it makes expected."""
+
+_INDEX = re.compile(r"\[\d+\]")
+_FIELD = re.compile(r"(messages|tools)(\.[A-Za-z_]+)*")
+
+
+def loss_path(loss: str) -> str:
+    """The JSON path of a loss line (``messages[1].name``)."""
+    return loss.partition(": ")[0]
+
+
+def loss_field(loss: str) -> str:
+    """The field of a loss line: its path without indexes (``messages.name``)."""
+    return _INDEX.sub("", loss_path(loss))
+
+
+def parse_loss_fields(spec: str | Iterable[str] | None, option: str) -> frozenset[str]:
+    """Fields from ``"tools,messages.name"`` (or an iterable of them, or ``"all"``);
+    ``option`` names the setting in errors."""
+    if spec is None:
+        return frozenset()
+    words = spec.split(",") if isinstance(spec, str) else None
+    if words is None and isinstance(spec, Iterable):
+        words = list(spec)
+    if words is None or not all(isinstance(word, str) for word in words):
+        raise RequestError(option, f"found {show(spec)}", '"tools,messages.name" or "all"')
+    found = frozenset(word.strip() for word in words if word.strip())
+    for word in sorted(found):
+        if word != ALL and _FIELD.fullmatch(word) is None:
+            raise RequestError(
+                option,
+                f"found {word!r}",
+                "'all' or loss fields: a path without indexes under messages or tools "
+                "(tools, messages.name, messages.reasoning_content, messages)",
+            )
+    return found
+
+
+def covered(field: str, chosen: frozenset[str]) -> bool:
+    """Whether ``field`` is one of ``chosen`` or under one of them (``all``: every field)."""
+    if not chosen:
+        return False
+    if ALL in chosen or field in chosen:
+        return True
+    return any(field.startswith(choice + ".") for choice in chosen)
+
+
+def expected_fields(drop: frozenset[str]) -> frozenset[str]:
+    """The loss fields the ``--drop`` features make expected."""
+    return frozenset(field for feature in drop for field in DROP_FIELDS.get(feature, ()))
