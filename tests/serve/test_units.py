@@ -34,7 +34,19 @@ from pawlette.types import (
 
 from .scenarios import PROMPT, TOOLS
 
+HELLO = [{"role": "user", "content": "Hi"}]
+
 # ---------------------------------------------------------------------- request
+
+
+def test_an_empty_conversation_is_refused() -> None:
+    with pytest.raises(RequestError) as caught:
+        parse_chat_request({"messages": []})
+    assert (caught.value.path, caught.value.found, caught.value.expected) == (
+        "messages",
+        "an empty array",
+        "at least one message",
+    )
 
 
 def test_sampling_fields_are_read_and_checked() -> None:
@@ -70,7 +82,7 @@ def test_sampling_fields_are_read_and_checked() -> None:
 
 
 def test_include_usage_only_counts_when_streaming() -> None:
-    request = parse_chat_request({"messages": [], "stream_options": {"include_usage": True}})
+    request = parse_chat_request({"messages": HELLO, "stream_options": {"include_usage": True}})
     assert not request.include_usage
 
 
@@ -87,31 +99,31 @@ def test_include_usage_only_counts_when_streaming() -> None:
     ],
 )
 def test_tool_choice_is_normalised(value: object, expected: ToolChoice) -> None:
-    request = parse_chat_request({"messages": [], "tools": TOOLS, "tool_choice": value})
+    request = parse_chat_request({"messages": HELLO, "tools": TOOLS, "tool_choice": value})
     assert request.tool_choice == expected
 
 
 @pytest.mark.parametrize(
     ("body", "path"),
     [
-        ({"messages": [], "top_p": 1.5}, "top_p"),
-        ({"messages": [], "seed": 1.5}, "seed"),
-        ({"messages": [], "n": 0}, "n"),
-        ({"messages": [], "n": True}, "n"),
-        ({"messages": [], "stop": 3}, "stop"),
-        ({"messages": [], "stop": [""]}, "stop[0]"),
-        ({"messages": [], "top_logprobs": 2}, "top_logprobs"),
-        ({"messages": [], "model": 3}, "model"),
-        ({"messages": [], "modalities": ["text", "audio"]}, "modalities"),
-        ({"messages": [], "parallel_tool_calls": "no"}, "parallel_tool_calls"),
-        ({"messages": [], "stream": True, "stream_options": 1}, "stream_options"),
-        ({"messages": [], "logit_bias": {"1": "x"}}, "logit_bias.1"),
-        ({"messages": [], "logit_bias": [[1, 5]]}, "logit_bias"),
-        ({"messages": [], "logit_bias": {"abc": 5}}, "logit_bias.abc"),
-        ({"messages": [], "logit_bias": {"-3": 5}}, "logit_bias.-3"),
-        ({"messages": [], "logit_bias": {"5": 101}}, "logit_bias.5"),
-        ({"messages": [], "user": 5}, "user"),
-        ({"messages": [], "temperature": float("nan")}, "temperature"),
+        ({"messages": HELLO, "top_p": 1.5}, "top_p"),
+        ({"messages": HELLO, "seed": 1.5}, "seed"),
+        ({"messages": HELLO, "n": 0}, "n"),
+        ({"messages": HELLO, "n": True}, "n"),
+        ({"messages": HELLO, "stop": 3}, "stop"),
+        ({"messages": HELLO, "stop": [""]}, "stop[0]"),
+        ({"messages": HELLO, "top_logprobs": 2}, "top_logprobs"),
+        ({"messages": HELLO, "model": 3}, "model"),
+        ({"messages": HELLO, "modalities": ["text", "audio"]}, "modalities"),
+        ({"messages": HELLO, "parallel_tool_calls": "no"}, "parallel_tool_calls"),
+        ({"messages": HELLO, "stream": True, "stream_options": 1}, "stream_options"),
+        ({"messages": HELLO, "logit_bias": {"1": "x"}}, "logit_bias.1"),
+        ({"messages": HELLO, "logit_bias": [[1, 5]]}, "logit_bias"),
+        ({"messages": HELLO, "logit_bias": {"abc": 5}}, "logit_bias.abc"),
+        ({"messages": HELLO, "logit_bias": {"-3": 5}}, "logit_bias.-3"),
+        ({"messages": HELLO, "logit_bias": {"5": 101}}, "logit_bias.5"),
+        ({"messages": HELLO, "user": 5}, "user"),
+        ({"messages": HELLO, "temperature": float("nan")}, "temperature"),
     ],
 )
 def test_bad_fields_name_their_path(body: dict[str, object], path: str) -> None:

@@ -181,7 +181,8 @@ def _tool_names(tools: object) -> list[str]:
 def parse_chat_request(body: object) -> ChatRequest:
     """Check a decoded request body; raise :class:`RequestError` naming the offending field.
 
-    >>> request = parse_chat_request({"messages": [], "max_tokens": 5, "stop": "x"})
+    >>> hello = [{"role": "user", "content": "Hi"}]
+    >>> request = parse_chat_request({"messages": hello, "max_tokens": 5, "stop": "x"})
     >>> request.sampling, request.stop
     ({'max_tokens': 5}, ('x',))
     """
@@ -265,6 +266,9 @@ def parse_chat_request(body: object) -> ChatRequest:
     if logit_bias:
         sampling["logit_bias"] = logit_bias
 
+    if not body["messages"]:
+        # OpenAI answers 400 too; a format would render only its generation prompt.
+        raise RequestError("messages", "an empty array", "at least one message")
     tools = body.get("tools")
     return ChatRequest(
         messages=body["messages"],
