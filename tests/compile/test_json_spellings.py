@@ -28,8 +28,8 @@ AWKWARD: list[Any] = [
     {"a": {"b": []}, "c": [{}]},
     {"z": 1, "a": 2, "m": {"y": 3, "b": 4}},  # key order kept
     "é 日本語 🙂 \u2028 \u00a0",
-    "quote \" backslash \\ newline \n tab \t nul \x00 unit \x1f del \x7f",
-    "[1, 2], {\"a\": 1}: not JSON, a string",
+    'quote " backslash \\ newline \n tab \t nul \x00 unit \x1f del \x7f',
+    '[1, 2], {"a": 1}: not JSON, a string',
     0.1,
     -0.0,
     1e300,
