@@ -785,3 +785,29 @@ def test_a_local_turn_is_kept_whatever_the_tools() -> None:
     turn = [n for n, segment in enumerate(first.segments) if segment.message_index == 0]
     assert any(first.segments[n].kind == "content" for n in turn)
     assert all(again.segments[n] is first.segments[n] for n in turn)
+
+
+def test_a_claim_up_to_an_index_leaves_later_messages_to_their_framed_turns() -> None:
+    """Llama 3's tools block claims the assistant messages (an answer right after the system
+    message holds the tools, as a user turn): it writes those at index 0 and 1 itself
+    (:meth:`Concept.claims_up_to`), and every later one is the framed turn the compiled writer
+    writes without the claim's call, found whole when met again."""
+    fmt = pawlette.get_format("llama3")
+    source = fmt.write.__doc__ or fmt.write.__globals__["compiled_write"].__doc__
+    assert "if index <= 1:\n                claim_assistant(out, index)" in source
+    answer = {"role": "assistant", "content": "Lima is known for its food."}
+    for head in ([answer], [{"role": "system", "content": "Be brief."}, answer]):
+        conversation = {
+            "messages": [*head, {"role": "user", "content": "And Oslo?"}, answer],
+            "tools": [WEATHER_TOOL],
+        }
+        _same(fmt, conversation)
+        first = fmt.render(conversation, add_generation_prompt=True)
+        assert fmt.render(conversation, add_generation_prompt=True) == first
+        messages, _ = coerce_conversation(conversation)
+        last = len(messages) - 1
+        whole = fmt.write.__globals__["whole_assistant"]
+        assert _kept(whole, last, messages[last])[0] is messages[last]
+        # (the answer after the system message holds the tools, in a user turn)
+        hosted = [segment for segment in first.segments if segment.kind == "tools"]
+        assert hosted and hosted[0].role == "user" and hosted[0].message_index == len(head) - 1

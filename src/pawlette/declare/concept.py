@@ -281,6 +281,15 @@ class Concept(metaclass=ConceptType):
     def write_message(self, out: Render, index: int) -> None:
         """Write ``messages[index]``, a message of a role in :attr:`claims`."""
 
+    def claims_up_to(self, role: str) -> int | None:
+        """The last message index at which :meth:`write_message` writes a message of
+        ``role`` (a role in :attr:`claims` that has a frame) otherwise than as its framed
+        turn, ``out.turn(index)``: after it, the compiled writer writes the message's turn
+        itself, as it writes the turn of a role no concept claims.  None (the default): the
+        concept writes every message of the role."""
+        del role
+        return None
+
     def wants_system_turn(self, out: Render) -> bool:
         """Whether a system turn must be written when the conversation has none."""
         return False

@@ -393,6 +393,11 @@ class ToolsBlock(Concept):
         else:
             out.turn(index)
 
+    def claims_up_to(self, role: str) -> int | None:
+        # (write_message: an answer at index 0 or 1 may host the tools; any other is its own
+        # framed turn)
+        return 1 if type(self).write_message is ToolsBlock.write_message else None
+
     def write_start(self, out: Render) -> None:
         if self.place == "own_turn" and (out.tools or self.always):
             out.at(None, -1)
