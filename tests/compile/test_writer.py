@@ -811,3 +811,31 @@ def test_a_claim_up_to_an_index_leaves_later_messages_to_their_framed_turns() ->
         # (the answer after the system message holds the tools, in a user turn)
         hosted = [segment for segment in first.segments if segment.kind == "tools"]
         assert hosted and hosted[0].role == "user" and hosted[0].message_index == len(head) - 1
+
+
+def test_a_hook_acting_on_the_first_two_messages_leaves_later_turns_kept_whole() -> None:
+    """Llama 3's tools block is in the turn of the message after the system message
+    (``hook_needs``: ``"first_two_messages"``): a later user turn is kept whole by its
+    message, the one holding the tools is not."""
+    fmt = pawlette.get_format("llama3")
+    conversation = {
+        "messages": [
+            {"role": "system", "content": "Be brief."},
+            {"role": "user", "content": "What is Lima known for?"},
+            {"role": "assistant", "content": "Its food."},
+            {"role": "user", "content": " And Oslo? "},
+        ],
+        "tools": [WEATHER_TOOL],
+    }
+    _same(fmt, conversation)
+    first = fmt.render(conversation, add_generation_prompt=True)
+    messages, _ = coerce_conversation(conversation)
+    whole = fmt.write.__globals__["whole_user"]
+    assert _kept(whole, 3, messages[3])[0] is messages[3]
+    assert not [key for key in whole if key[:2] == (1, id(messages[1]))]
+    again = fmt.render(conversation, add_generation_prompt=True)
+    assert again == first
+    question = [
+        number for number, segment in enumerate(first.segments) if segment.message_index == 3
+    ]
+    assert question and all(again.segments[n] is first.segments[n] for n in question)

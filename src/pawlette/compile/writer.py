@@ -474,6 +474,8 @@ def _needed(field: str) -> str:
     """The test of what a hook needs (Concept.hook_needs), ``message`` and ``index`` given."""
     if field == "after_last_query":
         return "index > out.query"
+    if field == "first_two_messages":
+        return "index <= 1"
     if not field.isidentifier():
         raise ValueError(f"a hook needs {field!r}; expected a message field's name")
     return f"message.{field}"

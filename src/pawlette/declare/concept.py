@@ -207,8 +207,10 @@ class Concept(metaclass=ConceptType):
         it does nothing; a content hook returns False): a true
         :class:`~pawlette.types.Message` field (``"tool_calls"``, ``"reasoning"``), or
         ``"after_last_query"`` (the message comes after the render's query, ``out.query``:
-        the last user message unless :meth:`query_index` says an earlier one).  The compiled
-        writer calls the hook only then.  None (the default): always called."""
+        the last user message unless :meth:`query_index` says an earlier one), or
+        ``"first_two_messages"`` (the message is at index 0 or 1: the first, or the one after
+        a system message).  The compiled writer calls the hook only then.  None (the default):
+        always called."""
         del hook, role
         return None
 
