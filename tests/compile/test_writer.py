@@ -785,3 +785,57 @@ def test_a_local_turn_is_kept_whatever_the_tools() -> None:
     turn = [n for n, segment in enumerate(first.segments) if segment.message_index == 0]
     assert any(first.segments[n].kind == "content" for n in turn)
     assert all(again.segments[n] is first.segments[n] for n in turn)
+
+
+def test_a_claim_up_to_an_index_leaves_later_messages_to_their_framed_turns() -> None:
+    """Llama 3's tools block claims the assistant messages (an answer right after the system
+    message holds the tools, as a user turn): it writes those at index 0 and 1 itself
+    (:meth:`Concept.claims_up_to`), and every later one is the framed turn the compiled writer
+    writes without the claim's call, found whole when met again."""
+    fmt = pawlette.get_format("llama3")
+    source = fmt.write.__doc__ or fmt.write.__globals__["compiled_write"].__doc__
+    assert "if index <= 1:\n                claim_assistant(out, index)" in source
+    answer = {"role": "assistant", "content": "Lima is known for its food."}
+    for head in ([answer], [{"role": "system", "content": "Be brief."}, answer]):
+        conversation = {
+            "messages": [*head, {"role": "user", "content": "And Oslo?"}, answer],
+            "tools": [WEATHER_TOOL],
+        }
+        _same(fmt, conversation)
+        first = fmt.render(conversation, add_generation_prompt=True)
+        assert fmt.render(conversation, add_generation_prompt=True) == first
+        messages, _ = coerce_conversation(conversation)
+        last = len(messages) - 1
+        whole = fmt.write.__globals__["whole_assistant"]
+        assert _kept(whole, last, messages[last])[0] is messages[last]
+        # (the answer after the system message holds the tools, in a user turn)
+        hosted = [segment for segment in first.segments if segment.kind == "tools"]
+        assert hosted and hosted[0].role == "user" and hosted[0].message_index == len(head) - 1
+
+
+def test_a_hook_acting_on_the_first_two_messages_leaves_later_turns_kept_whole() -> None:
+    """Llama 3's tools block is in the turn of the message after the system message
+    (``hook_needs``: ``"first_two_messages"``): a later user turn is kept whole by its
+    message, the one holding the tools is not."""
+    fmt = pawlette.get_format("llama3")
+    conversation = {
+        "messages": [
+            {"role": "system", "content": "Be brief."},
+            {"role": "user", "content": "What is Lima known for?"},
+            {"role": "assistant", "content": "Its food."},
+            {"role": "user", "content": " And Oslo? "},
+        ],
+        "tools": [WEATHER_TOOL],
+    }
+    _same(fmt, conversation)
+    first = fmt.render(conversation, add_generation_prompt=True)
+    messages, _ = coerce_conversation(conversation)
+    whole = fmt.write.__globals__["whole_user"]
+    assert _kept(whole, 3, messages[3])[0] is messages[3]
+    assert not [key for key in whole if key[:2] == (1, id(messages[1]))]
+    again = fmt.render(conversation, add_generation_prompt=True)
+    assert again == first
+    question = [
+        number for number, segment in enumerate(first.segments) if segment.message_index == 3
+    ]
+    assert question and all(again.segments[n] is first.segments[n] for n in question)

@@ -474,6 +474,8 @@ def _needed(field: str) -> str:
     """The test of what a hook needs (Concept.hook_needs), ``message`` and ``index`` given."""
     if field == "after_last_query":
         return "index > out.query"
+    if field == "first_two_messages":
+        return "index <= 1"
     if not field.isidentifier():
         raise ValueError(f"a hook needs {field!r}; expected a message field's name")
     return f"message.{field}"
@@ -678,6 +680,35 @@ def _checks_kept(source: _Source, plan: Any) -> None:
     source.line("        writer.losses = list(checked[2])")
 
 
+def _claim_limit(plan: Any, role: str) -> int | None:
+    """The last index at which the concept claiming ``role`` writes its message itself
+    (:meth:`Concept.claims_up_to`; None: at every index, or the role has no frame)."""
+    if role not in plan.layout.frames:
+        return None
+    limit: int | None = plan.claims[role].__self__.claims_up_to(role)
+    return limit
+
+
+def _framed(source: _Source, plan: Any, role: str, kept: bool) -> None:
+    """The branch (one level in) writing a message of ``role`` as its framed turn: found
+    whole where the role's turns are kept (``kept``), as ``turn_ROLE`` finds it, without the
+    function's call."""
+    source.depth += 1
+    if kept:
+        hooks = plan.turns[role]
+        placed = _placed(_wholly_kept(hooks))
+        _found_whole(source, f"whole_{role}", plan.joined, hooks.reads_tools, placed)
+        _enter(source, role)
+        source.line("out.has_content = True")
+        source.line(f"out.previous = {role!r}")
+        source.depth -= 1
+        source.line("else:")
+        source.line(f"    turn_{role}(out, index, message)")
+    else:
+        source.line(f"turn_{role}(out, index, message)")
+    source.depth -= 1
+
+
 def _conversation(source: _Source, plan: Any, claimed: dict[str, str]) -> None:
     """The conversation (``writer_of``'s ``write``, specialised)."""
     begin = source.bind("begin", plan.layout.begin)
@@ -733,23 +764,19 @@ def _conversation(source: _Source, plan: Any, claimed: dict[str, str]) -> None:
                 f"{'tools' if tools else 'None'})"
             )
             source.depth -= 1
+        elif role in claimed and (limit := _claim_limit(plan, role)) is not None:
+            # (the claim's own messages; after them, the framed turn the claim would write,
+            # without the claim's call and the turn's dispatch)
+            source.line(f"    if index <= {limit}:")
+            source.line(f"        {claimed[role]}(out, index)")
+            source.line("    else:")
+            source.depth += 1
+            _framed(source, plan, role, role in kept_roles)
+            source.depth -= 1
         elif role in claimed:
             source.line(f"    {claimed[role]}(out, index)")
-        elif role in kept_roles:
-            # (the turn found whole, as its function finds it, without the function's call)
-            source.depth += 1
-            hooks = plan.turns[role]
-            placed = _placed(_wholly_kept(hooks))
-            _found_whole(source, f"whole_{role}", plan.joined, hooks.reads_tools, placed)
-            _enter(source, role)
-            source.line("out.has_content = True")
-            source.line(f"out.previous = {role!r}")
-            source.depth -= 1
-            source.line("else:")
-            source.line(f"    turn_{role}(out, index, message)")
-            source.depth -= 1
         else:
-            source.line(f"    turn_{role}(out, index, message)")
+            _framed(source, plan, role, role in kept_roles)
         branch = "elif"
     if branch == "if":
         source.line("out.turn(index)")

@@ -207,8 +207,10 @@ class Concept(metaclass=ConceptType):
         it does nothing; a content hook returns False): a true
         :class:`~pawlette.types.Message` field (``"tool_calls"``, ``"reasoning"``), or
         ``"after_last_query"`` (the message comes after the render's query, ``out.query``:
-        the last user message unless :meth:`query_index` says an earlier one).  The compiled
-        writer calls the hook only then.  None (the default): always called."""
+        the last user message unless :meth:`query_index` says an earlier one), or
+        ``"first_two_messages"`` (the message is at index 0 or 1: the first, or the one after
+        a system message).  The compiled writer calls the hook only then.  None (the default):
+        always called."""
         del hook, role
         return None
 
@@ -280,6 +282,15 @@ class Concept(metaclass=ConceptType):
 
     def write_message(self, out: Render, index: int) -> None:
         """Write ``messages[index]``, a message of a role in :attr:`claims`."""
+
+    def claims_up_to(self, role: str) -> int | None:
+        """The last message index at which :meth:`write_message` writes a message of
+        ``role`` (a role in :attr:`claims` that has a frame) otherwise than as its framed
+        turn, ``out.turn(index)``: after it, the compiled writer writes the message's turn
+        itself, as it writes the turn of a role no concept claims.  None (the default): the
+        concept writes every message of the role."""
+        del role
+        return None
 
     def wants_system_turn(self, out: Render) -> bool:
         """Whether a system turn must be written when the conversation has none."""

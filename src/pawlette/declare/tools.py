@@ -393,6 +393,23 @@ class ToolsBlock(Concept):
         else:
             out.turn(index)
 
+    def hook_needs(self, hook: str, role: str) -> str | None:
+        # (place "user_after_system": the block is in the turn of the message at 0 or 1)
+        kind = type(self)
+        own = kind._hosts is ToolsBlock._hosts and hook in ("write_opening", "write_closing")
+        if (
+            own
+            and self.place == "user_after_system"
+            and getattr(kind, hook) is getattr(ToolsBlock, hook)
+        ):
+            return "first_two_messages"
+        return None
+
+    def claims_up_to(self, role: str) -> int | None:
+        # (write_message: an answer at index 0 or 1 may host the tools; any other is its own
+        # framed turn)
+        return 1 if type(self).write_message is ToolsBlock.write_message else None
+
     def write_start(self, out: Render) -> None:
         if self.place == "own_turn" and (out.tools or self.always):
             out.at(None, -1)
