@@ -82,7 +82,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pawlette.declare import (
-    CallTurnEnd,
     Concept,
     Frame,
     Ignored,
@@ -98,6 +97,7 @@ from pawlette.declare import (
 from pawlette.declare.pieces import Fence, Option, spelled
 
 from .concepts import IdFirstCalls
+from .turn_ends import TurnEnds
 
 if TYPE_CHECKING:
     from pawlette.declare.grammar import Turn
@@ -168,9 +168,10 @@ class AnswerLead(Concept):
 
     @staticmethod
     def _joined_rows(table: Table) -> None:
-        """The reasoning's close (``<|end|><|begin|>assistant``) is also a turn's end and the
-        next assistant turn's opener, and the lexer reads the longest spelling: where a turn
-        ends, that spelling ends it and opens an assistant turn."""
+        """The reasoning's close (``<|end|><|begin|>assistant``) is also a turn's end (the
+        frame's, or the end the template writes after an answer) and the next assistant
+        turn's opener, and the lexer reads the longest spelling: where a turn ends, that
+        spelling ends it and opens an assistant turn."""
         from pawlette.declare.table import end
 
         layout = table.layout
@@ -180,8 +181,12 @@ class AnswerLead(Concept):
         if reasoning is None or opening is None:
             return
         joined = table.text(reasoning.close)
+        written = layout.concept(TurnEnds)
         for role, frame in layout.frames.items():
-            if table.text(frame.end) + opener != joined:
+            ends = [frame.end]
+            if role == "assistant" and written is not None:
+                ends.append(written.written_end)
+            if joined not in (table.text(pieces) + opener for pieces in ends):
                 continue
             for state in table.states_of(role):
                 if (state, joined) not in table.steps:
@@ -214,13 +219,12 @@ def layout(options: SolarOptions) -> Layout:
         frames={
             "system": Frame(open=fence(BEGIN, "system", CONTENT), end=fence(END)),
             "user": Frame(open=fence(BEGIN, "user", CONTENT), end=fence(END)),
-            # Past answers end with <|end|> (the template's); the model ends its turn with
-            # <|flush|>, <|calls|> or <|endoftext|>, its engines' stops (see the docstring).
+            # The model ends its turn with <|flush|>, <|calls|> or <|endoftext|>, its
+            # engines' stops; the template ends a written answer with <|end|> (TurnEnds).
             "assistant": Frame(
                 open=fence(BEGIN, "assistant"),
-                end=fence(END),
-                also_end=(fence(FLUSH), fence(CALLS), fence(END_OF_TEXT)),
-                end_stops=False,
+                end=fence(FLUSH),
+                also_end=(fence(CALLS), fence(END_OF_TEXT)),
             ),
             "tool": Frame(open=fence(BEGIN, "tool", RESPONSE, RESPONSE_BEGIN), end=fence(END)),
         },
@@ -248,7 +252,7 @@ def layout(options: SolarOptions) -> Layout:
                 close=fence(CALL_END),
                 content="dropped",
             ),
-            CallTurnEnd(end=fence(CALLS)),
+            TurnEnds(end=fence(CALLS), written_end=fence(END)),
             Results(
                 grouped=True,
                 id_close=fence(RESPONSE_NAME),
