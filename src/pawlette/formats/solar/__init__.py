@@ -50,19 +50,25 @@ Decisions:
   takes it as the turn's reasoning.
 - **Generation prompt**: ``<|begin|>assistant``; the model then writes ``<|think|>``,
   ``<|content|>`` or ``<|tool_calls|>``.
-- **Ends and stops**: the stop set is ``<|flush|>``, ``<|calls|>`` and ``<|endoftext|>``,
-  what the model's engines stop on: the model's ``generation_config.json`` lists them as
-  its end-of-sequence tokens, and llama.cpp makes them its end-of-generation tokens for
-  this vocabulary (it takes ``<|end|>`` out of them when ``<|flush|>`` and ``<|calls|>``
-  are in the vocabulary).  ``<|end|>`` is none: the model writes it after its reasoning and
-  goes on (``<|think|>…<|end|><|begin|>assistant<|content|>ANSWER<|flush|>``), and ends an
-  answer with ``<|flush|>``, a turn with calls with ``<|calls|>``.  The template, though,
-  ends a written answer with ``<|end|>`` and never writes ``<|flush|>``.  Where the two
-  differ, what the model writes follows the engines (the stop set; the grammar's turn ends
-  at a stop) and what is written follows the template (``<|end|>`` after an answer,
-  trainable, so the grammar takes that end too, after which an engine writes only an
-  end-of-generation token).  Reading takes ``<|end|>``, ``<|flush|>``, ``<|calls|>`` and
-  ``<|endoftext|>`` as the end of an assistant turn.
+- **Ends and stops**: the model ends an answer with ``<|flush|>`` and a turn with calls with
+  ``<|calls|>``; with ``<|endoftext|>`` these are the stop set, what the model's engines
+  stop on: its ``generation_config.json`` lists them as its end-of-sequence tokens, and
+  llama.cpp makes them its end-of-generation tokens for this vocabulary (it takes
+  ``<|end|>`` out of them when ``<|flush|>`` and ``<|calls|>`` are in the vocabulary).
+  ``<|end|>`` is none: the model writes it after its reasoning and goes on
+  (``<|think|>…<|end|><|begin|>assistant<|content|>ANSWER<|flush|>``).  The template writes
+  ``<|calls|>`` after calls, but ends every answer it writes, the conversation's last one
+  too, with ``<|end|>``, and never writes ``<|flush|>``; no variable of it changes that.
+  A render is the template's text, so an answer ends with ``<|end|>`` there, and that
+  ``<|end|>`` is not trainable (:class:`~pawlette.formats.solar.turn_ends.TurnEnds`): a
+  model taught to end an answer with it would write on past it, its engines not stopping
+  there.  The loss: a training render teaches no end of an answer (the learned part of an
+  answer's turn is ``<|content|>`` and the text; the model's ``<|flush|>`` is in no text the
+  template writes); a turn with calls is learned through its ``<|calls|>``.  The turn
+  grammars end where the engines stop: after the answer or the calls, an ``<|end|>`` there
+  refused.  Reading takes ``<|end|>``, ``<|flush|>``, ``<|calls|>`` and ``<|endoftext|>`` as
+  the end of an assistant turn (a model that writes ``<|end|>`` after its answer is read as
+  the template's past answers are).
 
 Remaining differences from the template: ``default_system_prompt=false`` (no provider
 text), ``reasoning_effort`` ``low``/``minimal`` (an empty thought before the prompt),
