@@ -4,7 +4,8 @@ the Solar Open markers as special tokens); and what the declaration decided (the
 system turn, id-first calls ending in ``<|calls|>``, results with the call's name, the
 dropped text beside calls and reasoning); and what its engines stop on (``<|flush|>``,
 ``<|calls|>``, ``<|endoftext|>``, not ``<|end|>``), so a thought and the answer after it are
-read, kept in a transcript and served whole."""
+read, kept in a transcript and served whole, the grammars end there, and the ``<|end|>`` the
+template writes after every answer is not learned."""
 
 from __future__ import annotations
 
@@ -188,6 +189,124 @@ def test_a_conversation_with_the_templates_and_the_models_ends_reads_back() -> N
     thought = {**answer, "reasoning_content": "The user asks for the capital of Korea."}
     read = SOLAR.parse_conversation(as_the_model_wrote, strict=True).messages
     assert read == [asked, thought, again]
+
+
+# The template's variables that change what it writes after a user message (its defaults:
+# reasoning_effort "high", think_render_option "lastthink"), each way.
+TEMPLATE_SETTINGS = [
+    {},
+    {"think_render_option": "all"},
+    {"reasoning_effort": "low"},
+    {"default_system_prompt": False},
+]
+
+
+@pytest.mark.parametrize("variables", TEMPLATE_SETTINGS, ids=str)
+def test_the_template_ends_every_answer_with_end_and_never_writes_flush(
+    variables: dict[str, Any],
+) -> None:
+    """Upstage's template writes ``<|end|>`` after every answer, the conversation's last one
+    and one with reasoning too, and ``<|flush|>`` nowhere: the text of a training example is
+    the template's, and the render stays identical to it."""
+    reference = corpus_reference(TEMPLATE, today=datetime.date(2026, 1, 15), variables=variables)
+    thought = {**ROUND[-1], "reasoning": "Both cities."}  # the field the template reads
+    for messages in (ROUND, [*ROUND[:-1], thought], ROUND[1:3]):
+        for prompt in (False, True):
+            written = reference.render(messages, TOOLS, add_generation_prompt=prompt).text
+            assert written is not None
+            assert "<|flush|>" not in written
+            if messages[-1].get("tool_calls"):
+                assert written.endswith("<|calls|>") or prompt
+            else:
+                assert "<|content|>**18°C** and **9°C**.<|end|>" in written
+                assert written.endswith("<|end|>") or prompt
+
+
+def test_a_training_render_learns_no_end_after_an_answer() -> None:
+    """What the model writes is learned: ``<|content|>`` and the answer (the engine then
+    stops on the ``<|flush|>`` the model writes), a turn of calls through ``<|calls|>``.  The
+    ``<|end|>`` the template writes after an answer is no token the model ends an answer
+    with (its engines would not stop there), so it is not learned."""
+    reference = corpus_reference(TEMPLATE, today=datetime.date(2026, 1, 15))
+    asked = {"role": "user", "content": "What is the capital of Korea?"}
+    answer = {"role": "assistant", "content": "Seoul is the capital of South Korea."}
+    messages = [asked, answer, {"role": "user", "content": "Weather there?"}, *ROUND[2:5]]
+    messages.append({"role": "assistant", "content": "18°C."})
+    rendering = SOLAR.render(messages, TOOLS)
+    expected = reference.render(messages, TOOLS, add_generation_prompt=False).text
+    assert rendering.text == expected
+    learned = [
+        "".join(s.text for s in rendering.segments if s.trainable and s.message_index == index)
+        for index in (1, 3, 6)
+    ]
+    assert learned[0] == "<|content|>Seoul is the capital of South Korea."
+    assert learned[1].startswith("<|tool_calls|><|tool_call:begin|>a1<|tool_call:name|>")
+    assert learned[1].endswith("<|tool_call:end|><|calls|>")
+    assert learned[2] == "<|content|>18°C."
+    ends = [
+        (s.message_index, s.kind, s.trainable) for s in rendering.segments if s.text == "<|end|>"
+    ]
+    assert (1, "close", False) in ends and (6, "close", False) in ends
+    assert not any(trainable for _, _, trainable in ends)
+    # The same in token ids: no <|end|> is learned, the <|calls|> is.
+    result = pawlette.tokenize(SOLAR, TOKENIZER, {"messages": messages, "tools": TOOLS})
+    pairs = list(zip(result.input_ids, result.labels, strict=True))
+    end, calls = TOKENIZER.token_to_id("<|end|>"), TOKENIZER.token_to_id("<|calls|>")
+    assert sum(token == end for token, _ in pairs) == 6  # system, users, results, answers
+    assert all(label == -100 for token, label in pairs if token == end)
+    assert [label for token, label in pairs if token == calls] == [calls]
+    last_learned = max(at for at, (_, label) in enumerate(pairs) if label != -100)
+    assert result.input_ids[last_learned + 1 :] == [end]
+
+
+@pytest.mark.parametrize("syntax", ["lark", "gbnf"])
+@pytest.mark.parametrize("choice", ["auto", "required", "none"])
+def test_the_grammar_ends_where_the_engines_stop(syntax: str, choice: str) -> None:
+    """The grammar's turn ends where the engine stops (on ``<|flush|>`` after an answer,
+    ``<|calls|>`` after calls): an ``<|end|>`` after the answer or the calls is refused."""
+    from ..export.test_grammar import M, accepts, export_grammar, turn_ids
+
+    tools = [] if choice == "none" else TOOLS
+    grammar = export_grammar("solar", tools, choice, True, syntax)
+    answer = [M("<|content|>"), "Seoul."]
+    call = [
+        M("<|tool_calls|><|tool_call:begin|>"),
+        "abc123defg",
+        M("<|tool_call:name|>"),
+        "get_weather",
+        M("<|tool_call:args|>"),
+        '{"city": "Seoul"}',
+        M("<|tool_call:end|>"),
+    ]
+    thought = [M("<|think|>"), "Hm.", M("<|end|><|begin|>"), "assistant"]
+    turns = {"answer": answer, "call": call}
+    allowed = {"auto": {"answer", "call"}, "required": {"call"}, "none": {"answer"}}[choice]
+    for kind, turn in turns.items():
+        stop = M("<|flush|>" if kind == "answer" else "<|calls|>")
+        for pieces in (turn, [*turn, stop]):
+            assert accepts("solar", grammar, syntax, turn_ids("solar", pieces)) is (
+                kind in allowed
+            ), pieces
+        for pieces in ([*turn, M("<|end|>")], [*turn, M("<|end|>"), stop]):
+            assert not accepts("solar", grammar, syntax, turn_ids("solar", pieces)), pieces
+    if choice != "required":  # (a forced call turns reasoning off)
+        thought_then_answer = turn_ids("solar", [*thought, *answer])
+        assert accepts("solar", grammar, syntax, thought_then_answer)
+
+
+def test_a_completion_ending_with_end_still_reads() -> None:
+    """A model may write ``<|end|>`` where its engines expect ``<|flush|>``: reading takes it
+    as the end of the turn (whole, streamed and from token ids), as the template's past
+    answers."""
+    for text in (
+        "<|content|>Seoul.<|end|>",
+        "<|think|>Hm.<|end|><|begin|>assistant<|content|>Seoul.<|end|>",
+    ):
+        messages, _, warnings = check_every_way(SOLAR, TOKENIZER, text)
+        (message,) = messages
+        assert (message.text, message.tool_calls) == ("Seoul.", ())
+        assert message.reasoning == ("Hm." if "<|think|>" in text else None)
+        assert not warnings
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])

@@ -50,19 +50,25 @@ Decisions:
   takes it as the turn's reasoning.
 - **Generation prompt**: ``<|begin|>assistant``; the model then writes ``<|think|>``,
   ``<|content|>`` or ``<|tool_calls|>``.
-- **Ends and stops**: the stop set is ``<|flush|>``, ``<|calls|>`` and ``<|endoftext|>``,
-  what the model's engines stop on: the model's ``generation_config.json`` lists them as
-  its end-of-sequence tokens, and llama.cpp makes them its end-of-generation tokens for
-  this vocabulary (it takes ``<|end|>`` out of them when ``<|flush|>`` and ``<|calls|>``
-  are in the vocabulary).  ``<|end|>`` is none: the model writes it after its reasoning and
-  goes on (``<|think|>…<|end|><|begin|>assistant<|content|>ANSWER<|flush|>``), and ends an
-  answer with ``<|flush|>``, a turn with calls with ``<|calls|>``.  The template, though,
-  ends a written answer with ``<|end|>`` and never writes ``<|flush|>``.  Where the two
-  differ, what the model writes follows the engines (the stop set; the grammar's turn ends
-  at a stop) and what is written follows the template (``<|end|>`` after an answer,
-  trainable, so the grammar takes that end too, after which an engine writes only an
-  end-of-generation token).  Reading takes ``<|end|>``, ``<|flush|>``, ``<|calls|>`` and
-  ``<|endoftext|>`` as the end of an assistant turn.
+- **Ends and stops**: the model ends an answer with ``<|flush|>`` and a turn with calls with
+  ``<|calls|>``; with ``<|endoftext|>`` these are the stop set, what the model's engines
+  stop on: its ``generation_config.json`` lists them as its end-of-sequence tokens, and
+  llama.cpp makes them its end-of-generation tokens for this vocabulary (it takes
+  ``<|end|>`` out of them when ``<|flush|>`` and ``<|calls|>`` are in the vocabulary).
+  ``<|end|>`` is none: the model writes it after its reasoning and goes on
+  (``<|think|>…<|end|><|begin|>assistant<|content|>ANSWER<|flush|>``).  The template writes
+  ``<|calls|>`` after calls, but ends every answer it writes, the conversation's last one
+  too, with ``<|end|>``, and never writes ``<|flush|>``; no variable of it changes that.
+  A render is the template's text, so an answer ends with ``<|end|>`` there, and that
+  ``<|end|>`` is not trainable (:class:`~pawlette.formats.solar.turn_ends.TurnEnds`): a
+  model taught to end an answer with it would write on past it, its engines not stopping
+  there.  The loss: a training render teaches no end of an answer (the learned part of an
+  answer's turn is ``<|content|>`` and the text; the model's ``<|flush|>`` is in no text the
+  template writes); a turn with calls is learned through its ``<|calls|>``.  The turn
+  grammars end where the engines stop: after the answer or the calls, an ``<|end|>`` there
+  refused.  Reading takes ``<|end|>``, ``<|flush|>``, ``<|calls|>`` and ``<|endoftext|>`` as
+  the end of an assistant turn (a model that writes ``<|end|>`` after its answer is read as
+  the template's past answers are).
 
 Remaining differences from the template: ``default_system_prompt=false`` (no provider
 text), ``reasoning_effort`` ``low``/``minimal`` (an empty thought before the prompt),
@@ -82,7 +88,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pawlette.declare import (
-    CallTurnEnd,
     Concept,
     Frame,
     Ignored,
@@ -98,6 +103,7 @@ from pawlette.declare import (
 from pawlette.declare.pieces import Fence, Option, spelled
 
 from .concepts import IdFirstCalls
+from .turn_ends import TurnEnds
 
 if TYPE_CHECKING:
     from pawlette.declare.grammar import Turn
@@ -168,9 +174,10 @@ class AnswerLead(Concept):
 
     @staticmethod
     def _joined_rows(table: Table) -> None:
-        """The reasoning's close (``<|end|><|begin|>assistant``) is also a turn's end and the
-        next assistant turn's opener, and the lexer reads the longest spelling: where a turn
-        ends, that spelling ends it and opens an assistant turn."""
+        """The reasoning's close (``<|end|><|begin|>assistant``) is also a turn's end (the
+        frame's, or the end the template writes after an answer) and the next assistant
+        turn's opener, and the lexer reads the longest spelling: where a turn ends, that
+        spelling ends it and opens an assistant turn."""
         from pawlette.declare.table import end
 
         layout = table.layout
@@ -180,8 +187,12 @@ class AnswerLead(Concept):
         if reasoning is None or opening is None:
             return
         joined = table.text(reasoning.close)
+        written = layout.concept(TurnEnds)
         for role, frame in layout.frames.items():
-            if table.text(frame.end) + opener != joined:
+            ends = [frame.end]
+            if role == "assistant" and written is not None:
+                ends.append(written.written_end)
+            if joined not in (table.text(pieces) + opener for pieces in ends):
                 continue
             for state in table.states_of(role):
                 if (state, joined) not in table.steps:
@@ -214,13 +225,12 @@ def layout(options: SolarOptions) -> Layout:
         frames={
             "system": Frame(open=fence(BEGIN, "system", CONTENT), end=fence(END)),
             "user": Frame(open=fence(BEGIN, "user", CONTENT), end=fence(END)),
-            # Past answers end with <|end|> (the template's); the model ends its turn with
-            # <|flush|>, <|calls|> or <|endoftext|>, its engines' stops (see the docstring).
+            # The model ends its turn with <|flush|>, <|calls|> or <|endoftext|>, its
+            # engines' stops; the template ends a written answer with <|end|> (TurnEnds).
             "assistant": Frame(
                 open=fence(BEGIN, "assistant"),
-                end=fence(END),
-                also_end=(fence(FLUSH), fence(CALLS), fence(END_OF_TEXT)),
-                end_stops=False,
+                end=fence(FLUSH),
+                also_end=(fence(CALLS), fence(END_OF_TEXT)),
             ),
             "tool": Frame(open=fence(BEGIN, "tool", RESPONSE, RESPONSE_BEGIN), end=fence(END)),
         },
@@ -248,7 +258,7 @@ def layout(options: SolarOptions) -> Layout:
                 close=fence(CALL_END),
                 content="dropped",
             ),
-            CallTurnEnd(end=fence(CALLS)),
+            TurnEnds(end=fence(CALLS), written_end=fence(END)),
             Results(
                 grouped=True,
                 id_close=fence(RESPONSE_NAME),
