@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -212,6 +214,29 @@ def test_demo_runs_offline_and_shows_every_format() -> None:
     phi3 = result.stdout.split("\nphi3: ", 1)[1].split("\n\n", 1)[0]
     assert "(rendered with losses: " in phi3
     assert "tools: not written" in phi3 and "tool_calls: not written" in phi3
+
+
+def test_the_demos_closing_hint_runs_as_printed(tmp_path: Path) -> None:
+    """The demo's last line is a shell command: run in an empty directory (no request file
+    there), with ``pawlette`` this interpreter's, it prints the request back."""
+    result = run("demo")
+    last = result.stdout.rstrip("\n").splitlines()[-1]
+    assert last.startswith("Next: "), last
+    command = last.removeprefix("Next: ")
+    local = f"{shlex.quote(sys.executable)} -m pawlette"
+    shell = subprocess.run(
+        command.replace("pawlette ", local + " "),
+        shell=True,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
+    assert shell.returncode == 0, shell.stderr
+    assert json.loads(shell.stdout)["messages"][0]["role"] == "user"
+    assert not list(tmp_path.iterdir())
 
 
 def test_export_jinja_prints_a_template() -> None:

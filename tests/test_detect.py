@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -207,6 +208,137 @@ def test_format_auto_needs_a_directory() -> None:
     result = run("serve", "-f", "auto", "--upstream", "http://127.0.0.1:9")
     assert result.returncode == 2
     assert "-f auto: needs --tokenizer" in result.stderr
+
+
+@pytest.fixture
+def fresh_registry(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The formats a test's model directories register (``get_format(DIR)`` registers the
+    inferred declaration in its process) gone after it: other tests list the formats."""
+    monkeypatch.setattr(registry, "_REGISTERED", dict(registry._REGISTERED))
+    monkeypatch.setattr(registry, "_LOADED", dict(registry._LOADED))
+    monkeypatch.setattr(detection_module, "_INFERRED", set(detection_module._INFERRED))
+
+
+TINY = (
+    "{% for m in messages %}<|{{ m.role }}|>{{ m.content }}<|end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|assistant|>{% endif %}"
+)
+"""A template no declared family writes, and inference derives."""
+
+
+def test_format_auto_for_an_inferred_format_names_its_directory(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    fresh_registry: None,
+) -> None:
+    """``-f auto`` with ``--tokenizer ./my-model`` (relative, as a user types it) whose
+    template is inferred: the format is the directory, spelled as a path (a bare
+    ``my-model`` is looked up as a format's name), and stderr says it was inferred and
+    verified.  Run in this process, where the working directory can be the model's parent."""
+    from pawlette import cli
+
+    from .support.small_bpe import small_tokenizer
+
+    directory = model_directory(tmp_path / "my-model", TINY)
+    markers = pawlette.get_format(str(directory)).special_markers
+    small_tokenizer(markers).save(str(directory / "tokenizer.json"))
+    records = tmp_path / "data.jsonl"
+    conversation = [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello!"}]
+    records.write_text(json.dumps({"messages": conversation}) + "\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    arguments = ["--tokenizer", "./my-model", "data.jsonl", "-o", "out.parquet"]
+    status = cli.main(["tokenize", "-f", "auto", *arguments, "--workers", "0", "--no-progress"])
+    err = capsys.readouterr().err
+    assert status == 0, err
+    assert err.startswith("pawlette tokenize: -f auto: ./my-model: inferred and verified: "), err
+    import pyarrow.parquet as parquet
+
+    ids = parquet.read_table(tmp_path / "out.parquet").column("input_ids").to_pylist()[0]
+    expected = pawlette.tokenize(
+        pawlette.get_format(str(directory)), small_tokenizer(markers), {"messages": conversation}
+    )
+    assert ids == list(expected.input_ids)
+    # The server resolves the same argument in each of its worker processes; the tokenizer
+    # file itself names its directory too.
+    for tokenizer in ("./my-model", "my-model", "my-model/tokenizer.json"):
+        serve = ["serve", "-f", "auto", "--tokenizer", tokenizer, "--upstream", "http://x"]
+        argument = cli._auto_format(cli.build_parser().parse_args(serve))
+        assert argument == os.path.join(".", "my-model")
+        assert pawlette.get_format(argument) is pawlette.get_format(str(directory))
+
+
+def test_format_auto_with_a_missing_tokenizer_names_it(tmp_path: Path) -> None:
+    missing = tmp_path / "Qwen3-0.6B"
+    result = run("tokenize", "-f", "auto", "--tokenizer", str(missing), "in.jsonl", "-o", "o")
+    assert result.returncode == 2
+    assert result.stderr == (
+        f"pawlette tokenize: -f auto: --tokenizer {missing}: no such file or directory; "
+        "expected a model directory with a chat template (or the tokenizer.json inside one)\n"
+    )
+
+
+def test_a_missing_directory_is_said_before_its_chat_template(tmp_path: Path) -> None:
+    missing = tmp_path / "Qwen3-0.6B"
+    result = run("detect", str(missing))
+    assert result.returncode == 2
+    assert result.stderr == (
+        f"pawlette detect: {missing}: no such directory; expected a model or tokenizer "
+        "directory (tokenizer_config.json, chat_template.jinja)\n"
+    )
+    file = tmp_path / "request.json"
+    file.write_text("{}", encoding="utf-8")
+    with pytest.raises(pawlette.RequestError, match=f"{file}: not a directory"):
+        detect(file)
+    template = tmp_path / "chat_template.jinja"
+    template.write_text(TINY, encoding="utf-8")
+    with pytest.raises(pawlette.RequestError, match=f"{missing}: no such directory"):
+        detect(missing, template_file=template)
+
+
+def test_a_directory_named_as_a_format_is_told_its_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh_registry: None
+) -> None:
+    model_directory(tmp_path / "my-model", TINY)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(pawlette.RequestError) as raised:
+        pawlette.get_format("my-model")
+    assert str(raised.value).startswith(
+        "format: found 'my-model', a directory read as a format's name; expected "
+        f"{os.path.join('.', 'my-model')} for the model directory, or one of pcml, "
+    )
+    assert pawlette.get_format(registry.directory_argument("my-model")).name == "inferred-my-model"
+
+
+def test_a_format_path_to_nothing_says_so(tmp_path: Path) -> None:
+    """``-f ./Qwen3-0.6B`` where there is no such directory is not an unknown name."""
+    missing = str(tmp_path / "Qwen3-0.6B")
+    with pytest.raises(pawlette.RequestError) as raised:
+        pawlette.get_format(missing)
+    assert str(raised.value).startswith(
+        f"format: found {missing!r}: no such directory; expected a model directory, a Python "
+        "file that sets FORMAT, or one of pcml, "
+    )
+    with pytest.raises(pawlette.RequestError, match=r"found '.*my_format\.py': no such file;"):
+        pawlette.get_format(str(tmp_path / "my_format.py"))
+    weights = tmp_path / "model.safetensors"
+    weights.write_bytes(b"")
+    with pytest.raises(pawlette.RequestError, match=r"found '.*model\.safetensors': a file, not"):
+        pawlette.get_format(str(weights))
+
+
+def test_a_relative_directory_is_remembered_by_where_it_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh_registry: None
+) -> None:
+    """``./model`` in two working directories names two models."""
+    model_directory(tmp_path / "one" / "model", TINY)
+    other = TINY.replace("<|end|>", "<|stop|>")
+    model_directory(tmp_path / "two" / "model", other)
+    request = [{"role": "user", "content": "Hi"}]
+    monkeypatch.chdir(tmp_path / "one")
+    assert pawlette.get_format("./model").render(request).text == "<|user|>Hi<|end|>\n"
+    monkeypatch.chdir(tmp_path / "two")
+    assert pawlette.get_format("./model").render(request).text == "<|user|>Hi<|stop|>\n"
 
 
 def test_a_variant_is_a_format_name_every_process_resolves() -> None:

@@ -17,7 +17,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from .errors import PawletteError, UnsupportedFeature
+from .errors import PawletteError, RequestError, UnsupportedFeature
 from .formats import formats, get_format
 from .json_values import MAX_JSON_DEPTH
 from .serve.chunks import ChunkStream
@@ -198,9 +198,8 @@ def command_export_grammar(arguments: argparse.Namespace) -> int:
     tools = _read_json(arguments.tools) if arguments.tools else None
     if isinstance(tools, dict) and "tools" in tools:
         tools = tools["tools"]  # a whole request is fine too
-    choice: Any = arguments.tool_choice
-    if choice not in ("auto", "none", "required"):
-        choice = {"type": "function", "function": {"name": choice}}
+    # As typed: a name that is neither a mode nor a tool is then told as a misspelt mode too.
+    choice: str = arguments.tool_choice
     request = (arguments.format, tools, choice, arguments.parallel, arguments.syntax)
     as_text = bool(arguments.markers_as_text)
     token_ids = _marker_ids(arguments.format, arguments.tokenizer) if arguments.tokenizer else None
@@ -226,6 +225,9 @@ def command_export_grammar(arguments: argparse.Namespace) -> int:
             )
             output = export(True)
     except ValueError as error:  # a schema the grammar cannot write (its place and why)
+        if isinstance(error, RequestError) and error.path.startswith("tool_choice"):
+            said = str(error).removeprefix(f"{error.path}: ")  # named by its option instead
+            raise UserError(f"--tool-choice: {said}") from error
         raise UserError(f"--tools: {error}") from error
     sys.stdout.write(output if output.endswith("\n") else output + "\n")
     return 0
@@ -339,22 +341,33 @@ def _date(text: str | None) -> Any:
 def _auto_format(arguments: argparse.Namespace) -> str:
     """``-f auto``: the format :func:`pawlette.detect.detect` finds for the tokenizer's
     directory: a declared family by its registered name (``name:variant``), else the
-    directory itself, which every process resolves to its inferred declaration."""
+    directory itself, spelled as a path, which every process resolves to its inferred
+    declaration."""
     from .detect import detect
+    from .formats import directory_argument
 
     tokenizer = getattr(arguments, "tokenizer", None)
     if not tokenizer:
         raise UserError("-f auto: needs --tokenizer, a model directory with a chat template")
     path = Path(tokenizer)
+    if not path.exists():
+        raise UserError(
+            f"-f auto: --tokenizer {tokenizer}: no such file or directory; expected a model "
+            "directory with a chat template (or the tokenizer.json inside one)"
+        )
     directory = path if path.is_dir() else path.parent
     detection = detect(directory)
     if detection.format is None or detection.name is None:
-        raise UserError(f"-f auto: {detection.describe()}")
-    summary = detection.describe().splitlines()[0 if detection.declared else -1]
-    sys.stderr.write(f"pawlette {arguments.command}: -f auto: {summary}\n")
-    if detection.declared:
+        raise UserError(f"-f auto: {directory}: {detection.describe()}")
+    if detection.inference is None:  # a declared family: its registered name
+        sys.stderr.write(f"pawlette {arguments.command}: -f auto: {detection.describe()}\n")
         return detection.name
-    return str(directory)
+    # The inferred declaration's name is known only in this process: the directory is
+    # what names the format to the server's workers and to the user.
+    argument = directory_argument(directory)
+    verified = detection.inference.describe().splitlines()[0]
+    sys.stderr.write(f"pawlette {arguments.command}: -f auto: {argument}: {verified}\n")
+    return argument
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -53,6 +53,12 @@ WEATHER: dict[str, Any] = {
     "tools": [WEATHER_TOOL],
 }
 
+NEXT_COMMAND = (
+    """echo '{"messages": [{"role": "user", "content": "What is 7 x 8?"}]}'"""
+    " | pawlette render -f pcml - | pawlette parse -f pcml --conversation -"
+)
+"""The demo's last line: a shell command that runs as printed (the request on stdin)."""
+
 
 def _drop_name(request: dict[str, Any]) -> None:
     for message in request["messages"]:
@@ -179,9 +185,8 @@ def run(out: TextIO, *, colour: bool) -> int:
         other = get_format(name)
         messages, tools, verdict = _round_trip(other)
         out.write(f"  {name:10} {messages} messages, {tools} tools: {verdict}\n")
-    out.write(
-        "\nNext: pawlette render -f pcml request.json | pawlette parse -f pcml --conversation\n"
-    )
+    # A command that runs as printed: the request comes on stdin, no file to make first.
+    out.write(f"\nNext: {NEXT_COMMAND}\n")
     return 0
 
 

@@ -409,6 +409,14 @@ def _token_text(value: Any) -> str | None:
 
 
 def _config(folder: Path) -> dict[str, Any]:
+    if not folder.is_dir():
+        # Said here, before "no chat template": a mistyped path is not a model without one.
+        found = "not a directory" if folder.exists() else "no such directory"
+        raise RequestError(
+            str(folder),
+            found,
+            "a model or tokenizer directory (tokenizer_config.json, chat_template.jinja)",
+        )
     config_path = folder / "tokenizer_config.json"
     if not config_path.is_file():
         return {}

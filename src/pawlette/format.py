@@ -25,6 +25,7 @@ from .openai import (
     read_conversation,
     tools_from_openai,
 )
+from .option_dates import check_date_options
 from .types import Message, ParseWarning, Rendering, Tool
 
 WriteConversation = Callable[[Writer, tuple[Message, ...], tuple[Tool, ...], bool], None]
@@ -234,6 +235,7 @@ class Format:
                     "given; it is derived from the other options",
                     f"the options of {self.name} it is computed from, among: {names}",
                 )
+        check_date_options(self.name, self.options, changes)
         try:
             options = dataclasses.replace(self.options, **changes)
         except TypeError as error:

@@ -979,7 +979,7 @@ def test_a_tool_without_parameters_takes_no_arguments(syntax: Any) -> None:
 
 
 def test_bad_requests() -> None:
-    with pytest.raises(RequestError, match=r"tool_choice\.function\.name"):
+    with pytest.raises(RequestError, match=r"^tool_choice: found 'nope', neither a mode nor"):
         export_grammar("pcml", TOOLS, "nope")
     with pytest.raises(RequestError, match="required"):
         export_grammar("pcml", [], "required")
@@ -1147,6 +1147,28 @@ def test_a_huge_tool_choice_name_is_quoted_short_in_the_error() -> None:
     with pytest.raises(RequestError, match="is not a declared tool") as raised:
         export_grammar("pcml", [], choice)
     assert len(str(raised.value)) < 500
+
+
+def test_a_misspelt_tool_choice_mode_lists_the_modes_and_the_tools() -> None:
+    """A bare name is a mode or a tool's name: one that is neither lists both kinds."""
+    tools = [{"type": "function", "function": {"name": "get_weather"}}]
+    for export in (export_grammar, export_grammar_bundle):
+        with pytest.raises(RequestError) as raised:
+            export("pcml", tools, "requird")
+        assert str(raised.value) == (
+            "tool_choice: found 'requird', neither a mode nor a declared tool; expected "
+            "'auto', 'none', 'required', or a declared tool's name: one of 'get_weather'"
+        )
+    with pytest.raises(RequestError) as raised:
+        export_grammar("pcml", [], "requird")
+    assert str(raised.value).endswith("a declared tool's name (no tools are declared)")
+    named = {"type": "function", "function": {"name": "get_wether"}}
+    with pytest.raises(RequestError) as raised:
+        export_grammar("pcml", tools, named)
+    assert str(raised.value) == (
+        "tool_choice.function.name: 'get_wether' is not a declared tool; expected one of "
+        "'get_weather'"
+    )
 
 
 @pytest.mark.parametrize("syntax", ["gbnf", "lark"])

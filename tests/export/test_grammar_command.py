@@ -67,3 +67,15 @@ def test_a_tokenizer_without_the_markers_is_refused(tmp_path: Path) -> None:
     result = _export(tmp_path, "--tokenizer", str(path))
     assert result.returncode != 0
     assert "[INST]" in result.stderr or "marker" in result.stderr
+
+
+def test_a_misspelt_tool_choice_is_named_by_its_option(tmp_path: Path) -> None:
+    result = _export(tmp_path, "--tool-choice", "requird")
+    assert result.returncode == 2
+    assert result.stderr == (
+        "pawlette export: --tool-choice: found 'requird', neither a mode nor a declared tool; "
+        "expected 'auto', 'none', 'required', or a declared tool's name: one of "
+        "'get_weather'\n"
+    )
+    result = _export(tmp_path, "--tool-choice", "get_weather")
+    assert result.returncode == 0, result.stderr

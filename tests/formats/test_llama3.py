@@ -80,6 +80,24 @@ def test_the_3_2_variant_writes_its_date_as_the_clock_would() -> None:
     assert pawlette.get_format("llama3:3.2").declaration.today == "date"
 
 
+def test_the_date_option_is_a_date() -> None:
+    """A string would be written as it is (``Today Date: x``); the header it stands for is
+    ``date_string``."""
+    with pytest.raises(pawlette.RequestError) as raised:
+        pawlette.get_format("llama3").with_options(date="x")
+    assert str(raised.value) == (
+        "options.date: found a str, 'x'; expected a datetime.date or None (the date llama3 "
+        "writes, such as datetime.date(2024, 7, 26))"
+    )
+    assert pawlette.get_format("llama3:3.2").with_options(date=None).options.date is None
+    header = (
+        pawlette.get_format("llama3")
+        .with_options(date_string="x")
+        .render([{"role": "user", "content": "Hi"}])
+    )
+    assert "Today Date: x\n" in header.text
+
+
 def test_tools_in_the_system_turn_as_the_templates_variable_says() -> None:
     fmt = LLAMA3.with_options(tools_in_user_message=False)
     request = {

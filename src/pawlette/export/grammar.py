@@ -95,10 +95,18 @@ def build_turn(
     if choice.mode == "required" and not tool_values:
         raise RequestError("tool_choice", "'required' without tools", "tools to call")
     if choice.mode == "function" and choice.name not in names:
+        declared = ", ".join(show(name) for name in names)
+        if isinstance(tool_choice, str):  # a bare name: perhaps a mode, misspelt
+            raise RequestError(
+                "tool_choice",
+                f"found {show(tool_choice)}, neither a mode nor a declared tool",
+                "'auto', 'none', 'required', or a declared tool's name"
+                + (f": one of {declared}" if declared else " (no tools are declared)"),
+            )
         raise RequestError(
             "tool_choice.function.name",
             f"{show(choice.name)} is not a declared tool",
-            "one of " + (", ".join(show(name) for name in names) or "the request's tools"),
+            "one of " + (declared or "the request's tools"),
         )
     tool_values = _strict_tools(tool_values, strict)
     from ..declare.grammar import build_turn as build_layout
@@ -234,7 +242,7 @@ def export_grammar(
     """
     fmt = _resolve(format_name)
     choice = ToolChoice.read(tool_choice)
-    turn = build_turn(fmt, tools, choice, parallel, strict=strict, prompt=prompt)
+    turn = build_turn(fmt, tools, tool_choice, parallel, strict=strict, prompt=prompt)
     spelling = _spelling(token_ids, markers_as_text, text_markers)
     return _write(turn.rules, syntax, _header(fmt, turn, choice, parallel, spelling), spelling)
 
@@ -268,7 +276,7 @@ def export_grammar_bundle(
     """
     fmt = _resolve(format_name)
     choice = ToolChoice.read(tool_choice)
-    turn = build_turn(fmt, tools, choice, parallel, strict=strict, prompt=prompt)
+    turn = build_turn(fmt, tools, tool_choice, parallel, strict=strict, prompt=prompt)
     spelling = _spelling(token_ids, markers_as_text, text_markers)
     header = _header(fmt, turn, choice, parallel, spelling)
     tool_choice_json: Any = (

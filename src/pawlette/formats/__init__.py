@@ -152,9 +152,27 @@ def _variant(name: str) -> Format:
     return fmt.with_options(**dataclasses.asdict(variants[variant]))
 
 
+def _spelled_as_path(name: str) -> bool:
+    """Whether ``name`` reads as a path (a format's name holds no ``/`` and starts with no
+    ``.``)."""
+    return os.sep in name or "/" in name or name.startswith(".")
+
+
 def _is_directory(name: str) -> bool:
     """A path to a directory (never a format name: names hold no ``/``)."""
-    return (os.sep in name or "/" in name or name.startswith(".")) and os.path.isdir(name)
+    return _spelled_as_path(name) and os.path.isdir(name)
+
+
+def directory_argument(directory: str | os.PathLike[str]) -> str:
+    """``directory`` spelled so that :func:`get_format` and ``-f`` read it as a model
+    directory: ``my-model`` becomes ``./my-model`` (bare, it is looked up as a format's
+    name); a path that reads as one already is kept as given.
+
+    >>> directory_argument("my-model") == os.path.join(".", "my-model")
+    True
+    """
+    text = os.fspath(directory)
+    return text if _spelled_as_path(text) else os.path.join(os.curdir, text)
 
 
 def _from_file(path: str) -> Format:
@@ -189,6 +207,16 @@ def _from_file(path: str) -> Format:
     return value
 
 
+def _from_path(path: str) -> Format:
+    """The format a path names: a model directory's (``-f ./model-dir``: the format its
+    chat template writes), or a Python file's ``FORMAT`` (``-f my_format.py``)."""
+    if os.path.isdir(path):
+        from ..detect import format_of_directory
+
+        return format_of_directory(path)
+    return _from_file(path)
+
+
 def get_format(name: str) -> Format:
     """The registered format called ``name`` (``"base:variant"``: a declared format with
     the options its declaration names so, such as ``"chatml:qwen2.5"``; a path to a model
@@ -201,17 +229,18 @@ def get_format(name: str) -> Format:
     registered = _REGISTERED.get(name)
     if registered is not None:
         return registered
+    if _is_directory(name) or (name.endswith(".py") and os.path.isfile(name)):
+        # Remembered by where it is, not by how it was spelled: "./my-model" names another
+        # directory once the working directory changes.
+        key = os.path.abspath(name)
+        loaded = _LOADED.get(key)
+        if loaded is None:
+            loaded = _from_path(name)
+            _LOADED[key] = loaded
+        return loaded
     loaded = _LOADED.get(name)
     if loaded is not None:
         return loaded
-    if _is_directory(name):  # "-f ./model-dir": the format its chat template writes
-        from ..detect import format_of_directory
-
-        _LOADED[name] = format_of_directory(name)
-        return _LOADED[name]
-    if name.endswith(".py") and os.path.isfile(name):  # "-f my_format.py": its FORMAT
-        _LOADED[name] = _from_file(name)
-        return _LOADED[name]
     if ":" in name:  # "chatml:qwen2.5": a declared format's named options (its variants)
         _LOADED[name] = _variant(name)
         return _LOADED[name]
@@ -219,6 +248,22 @@ def get_format(name: str) -> Format:
     if module_name is None:
         entry = _plugins().get(name)
         if entry is None:
+            if _spelled_as_path(name) or name.endswith(".py"):  # "-f ./Qwen3-0.6B": none
+                missing = "no such file" if name.endswith(".py") else "no such directory"
+                found = "a file, not Python" if os.path.exists(name) else missing
+                raise RequestError(
+                    "format",
+                    f"found {name!r}: {found}",
+                    "a model directory, a Python file that sets FORMAT, or one of "
+                    + ", ".join(formats()),
+                )
+            if os.path.isdir(name):  # "-f my-model": a directory, named as a format is
+                raise RequestError(
+                    "format",
+                    f"found {name!r}, a directory read as a format's name",
+                    f"{directory_argument(name)} for the model directory, or one of "
+                    + ", ".join(formats()),
+                )
             raise RequestError("format", f"found {name!r}", "one of " + ", ".join(formats()))
         _LOADED[name] = _load_plugin(name, entry)
         return _LOADED[name]
