@@ -337,6 +337,30 @@ def test_a_marker_missing_from_the_tokenizer_names_it_and_the_fix() -> None:
     assert "pawlette tokenizer prepare -f pcml" in message
 
 
+def test_the_fix_for_a_format_known_in_this_process_alone_names_no_name(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A format registered here (as -f DIR registers an inferred one) has a name another
+    # command cannot find: the fix points at what named it.
+    import dataclasses
+    import importlib
+
+    from pawlette import register_format
+    from pawlette.formats import get_format
+
+    registry = importlib.import_module("pawlette.formats")
+    monkeypatch.setattr(registry, "_REGISTERED", dict(registry._REGISTERED))  # undone after
+
+    local = dataclasses.replace(get_format("pcml"), name="pcml-registered-here")
+    register_format(local, replace=True)
+    tokenizer = small_tokenizer([m for m in PCML.special_markers if m != "<end>"])
+    with pytest.raises(TokenizerMismatch) as caught:
+        tokenize(local, tokenizer, CONVERSATION)
+    message = str(caught.value)
+    assert "-f pcml-registered-here" not in message
+    assert "prepare -f <the model directory or .py file you gave -f>" in message
+
+
 def _with_word_made_special(word: str) -> Tokenizer:
     """The small PCML tokenizer with ``word``, an ordinary token, also added as special: the
     added token gets the vocabulary's id, so plain text spelling ``word`` reaches it."""

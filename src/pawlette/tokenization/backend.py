@@ -585,8 +585,11 @@ def load_backend(tokenizer: object, *, source: str | None = None) -> TokenizerBa
 
 
 def _format_argument(format_name: str) -> str:
-    """What ``-f`` takes for a format: its name where it is registered, else the file that
-    declares it (a format loaded from a file is found by its path, not its name)."""
-    from ..formats import formats
+    """What ``-f`` takes for a format: its name where every process knows it; else what
+    named it (a format inferred from a model directory, or loaded from a file, is registered
+    under its name in this process alone: another command finds it by its path)."""
+    from ..formats import formats, registered_in_this_process
 
-    return format_name if format_name.split(":")[0] in formats() else "YOUR_FORMAT.py"
+    if format_name.split(":")[0] in formats() and not registered_in_this_process(format_name):
+        return format_name
+    return "<the model directory or .py file you gave -f>"
