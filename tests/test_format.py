@@ -4,9 +4,11 @@ with ``prompt=``)."""
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 import pytest
+from hypothesis import assume, given, settings
 
 import pawlette
 from bench.registered import every_format
@@ -18,6 +20,7 @@ from pawlette.formats import formats
 from pawlette.openai import message_to_openai
 from pawlette.tokenization import IdParser
 
+from .support import sampling
 from .support.small_bpe import small_tokenizer
 from .support.template_compare import corpus_reference
 
@@ -272,6 +275,8 @@ def test_a_real_templates_prompt_says_where_the_completion_starts(
 # ------------------------------------------------------------------ a prompt read back
 
 EVERY_FORMAT = every_format()
+QUERIES = ("user", "tool")
+"""The roles a generation prompt usually follows."""
 ENDS_IN_A_QUERY = ["a user message", "results", "a greeting and a user message"]
 """The conversations of :data:`CONVERSATIONS` a generation prompt usually follows."""
 
@@ -441,3 +446,31 @@ def test_a_last_answer_written_with_no_end_reads_as_one_to_continue() -> None:
     back = gemma4.parse_conversation(gemma4.render([*ASKED, GREETING]).text)
     assert back.messages[-1] == GREETING
     assert not back.continue_final_message and not back.add_generation_prompt
+
+
+@pytest.mark.deep
+@pytest.mark.parametrize("name", FORMATS)
+def test_generated_conversations_read_back_from_their_prompt(name: str) -> None:
+    fmt = pawlette.get_format(name)
+    module = importlib.import_module(f"tests.strategies.{name}")  # (its conversations)
+
+    @settings(max_examples=sampling.examples(name, FORMATS, 30))
+    @given(module.conversations())
+    def check(request: dict[str, Any]) -> None:
+        # The conversation up to its last query: where a generation prompt is asked for.
+        messages = request["messages"]
+        queries = [at for at, message in enumerate(messages) if message["role"] in QUERIES]
+        assume(queries)
+        asked = {**request, "messages": messages[: queries[-1] + 1]}
+        prompt = fmt.render(asked, add_generation_prompt=True).text
+        plain = fmt.render(asked).text
+        back = fmt.parse_conversation(prompt, strict=True)
+        unprompted = fmt.parse_conversation(plain, strict=True)
+        # The messages are those the text without the prompt reads back as (what that
+        # reading gives is test_properties.py's round trip).
+        assert back.to_request() == unprompted.to_request(), prompt
+        assert back.add_generation_prompt and not back.continue_final_message, prompt
+        assert unprompted.add_generation_prompt == (plain == prompt), plain
+        assert not unprompted.continue_final_message, plain
+
+    check()
