@@ -77,6 +77,26 @@ def test_parse_conversation_round_trips_the_seed() -> None:
     assert len(parsed["messages"]) == 5
 
 
+def test_parse_conversation_says_the_text_ends_with_the_prompt_or_a_prefill() -> None:
+    request = json.dumps({"messages": [{"role": "user", "content": "Hi"}]})
+    prompt = run("render", "-f", "chatml", "--generation-prompt", "-", stdin=request)
+    assert prompt.returncode == 0, prompt.stderr
+    result = run("parse", "-f", "chatml", "--conversation", "-", stdin=prompt.stdout)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == {
+        "messages": [{"role": "user", "content": "Hi"}],
+        "add_generation_prompt": True,
+    }
+    result = run("parse", "-f", "chatml", "--conversation", "-", stdin=prompt.stdout + "Hel")
+    assert json.loads(result.stdout) == {
+        "messages": [
+            {"role": "user", "content": "Hi"},
+            {"role": "assistant", "content": "Hel"},
+        ],
+        "continue_final_message": True,
+    }
+
+
 def test_parse_stream_prints_one_chunk_per_line() -> None:
     completion = (GOLDEN / "completion.txt").read_text(encoding="utf-8")
     result = run("parse", "-f", "pcml", "--stream", stdin=completion)

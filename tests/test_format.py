@@ -4,9 +4,11 @@ with ``prompt=``)."""
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 import pytest
+from hypothesis import assume, given, settings
 
 import pawlette
 from bench.registered import every_format
@@ -18,6 +20,7 @@ from pawlette.formats import formats
 from pawlette.openai import message_to_openai
 from pawlette.tokenization import IdParser
 
+from .support import sampling
 from .support.small_bpe import small_tokenizer
 from .support.template_compare import corpus_reference
 
@@ -267,3 +270,207 @@ def test_a_real_templates_prompt_says_where_the_completion_starts(
             assert _reading(whole) == expected, (value, kind, prompt[-60:])
             assert _streamed(fmt, completion, prompt) == whole, (value, kind)
     assert True in seen
+
+
+# ------------------------------------------------------------------ a prompt read back
+
+EVERY_FORMAT = every_format()
+QUERIES = ("user", "tool")
+"""The roles a generation prompt usually follows."""
+ENDS_IN_A_QUERY = ["a user message", "results", "a greeting and a user message"]
+"""The conversations of :data:`CONVERSATIONS` a generation prompt usually follows."""
+
+
+def _renders(
+    fmt: pawlette.Format, messages: list[dict[str, Any]]
+) -> tuple[pawlette.Rendering, pawlette.Rendering] | None:
+    """The render of ``messages`` without and with the generation prompt, or None where the
+    format refuses the conversation (both refuse alike)."""
+    try:
+        plain = fmt.render(messages, [WEATHER_TOOL])
+    except pawlette.RequestError:
+        with pytest.raises(pawlette.RequestError):
+            fmt.render(messages, [WEATHER_TOOL], add_generation_prompt=True)
+        return None
+    return plain, fmt.render(messages, [WEATHER_TOOL], add_generation_prompt=True)
+
+
+def _written_again(fmt: pawlette.Format, back: pawlette.ParsedConversation) -> str:
+    """The text the messages read back and the flag give, rendered with the request's tools
+    (some formats give none back)."""
+    prompt = back.add_generation_prompt
+    return fmt.render(back.messages, [WEATHER_TOOL], add_generation_prompt=prompt).text
+
+
+@pytest.mark.parametrize("name", EVERY_FORMAT)
+def test_a_prompt_reads_back_as_the_messages_before_it_and_says_it_is_open(name: str) -> None:
+    fmt = pawlette.get_format(name)
+    checked: list[str] = []
+    for kind in ENDS_IN_A_QUERY:
+        renders = _renders(fmt, CONVERSATIONS[kind])
+        if renders is None:
+            continue
+        plain, prompt = renders
+        back = fmt.parse_conversation(prompt.text)
+        unprompted = fmt.parse_conversation(plain.text)
+        if unprompted.warnings or unprompted.messages[-1]["role"] == "assistant":
+            # A conversation the format does not read back (DeepSeek R1's results), or whose
+            # text ends with an answer (RWKV writes a turn of calls empty, and no results).
+            continue
+        checked.append(kind)
+        assert back.add_generation_prompt, (kind, prompt.text)
+        assert not back.continue_final_message, (kind, prompt.text)
+        assert back.messages == unprompted.messages, kind
+        # Without the prompt the text ends after the query, unless the prompt writes nothing
+        # there (Mistral's answer has no opener; Firefunction writes the prompt every time).
+        assert unprompted.add_generation_prompt == (plain.text == prompt.text), kind
+        assert not unprompted.continue_final_message, kind
+        # Where the format reads the conversation back whole, the messages and the flag
+        # write the text again (DeepSeek R1 writes no results; Devstral no greeting).
+        if _written_again(fmt, unprompted) == plain.text:
+            assert _written_again(fmt, back) == prompt.text, kind
+    assert "a user message" in checked
+
+
+KNOWN_MISREADS = {
+    "apertus": "Apertus reads the prompt's <|assistant_start|> after a last answer (which the "
+    "template leaves with no end) as that answer's text",
+    "mistral:devstral": "after a system message alone the prompt writes the tools block, "
+    "after which reading expects a user's turn, not the answer",
+    "mistral:ministral-3-reasoning": "after a system message alone the prompt writes the "
+    "tools block, after which reading expects a user's turn, not the answer",
+}
+"""Formats whose prompt after an answer or a system message alone is not read as one."""
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=KNOWN_MISREADS[name]))
+        if name in KNOWN_MISREADS
+        else name
+        for name in EVERY_FORMAT
+    ],
+)
+def test_a_conversation_ending_with_an_answer_or_a_system_text_says_where_it_ends(
+    name: str,
+) -> None:
+    fmt = pawlette.get_format(name)
+    for kind in sorted(set(CONVERSATIONS) - set(ENDS_IN_A_QUERY)):
+        renders = _renders(fmt, CONVERSATIONS[kind])
+        if renders is None:
+            continue
+        plain, prompt = renders
+        unprompted = fmt.parse_conversation(plain.text)
+        faithful = _written_again(fmt, unprompted) == plain.text
+        if prompt.text == plain.text:
+            # No prompt written after an answer or a system text alone (Reka Edge), or one
+            # written after every conversation (Firefunction); or the prompt writes nothing
+            # (Mistral's answer has no opener: after the system text the answer may begin).
+            if plain.segments[-1].kind == "generation_prompt":
+                assert unprompted.add_generation_prompt, (kind, plain.text)
+            if faithful:
+                assert _written_again(fmt, unprompted) == prompt.text, kind
+            continue
+        assert not unprompted.add_generation_prompt, (kind, plain.text)
+        back = fmt.parse_conversation(prompt.text)
+        assert back.add_generation_prompt, (kind, prompt.text)
+        assert not back.continue_final_message, (kind, prompt.text)
+        assert back.messages == unprompted.messages, (kind, prompt.text)
+        if faithful:
+            assert _written_again(fmt, back) == prompt.text, kind
+
+
+@pytest.mark.parametrize("name", EVERY_FORMAT)
+def test_a_prefilled_answer_reads_back_as_the_unfinished_last_message(name: str) -> None:
+    fmt = pawlette.get_format(name)
+    prompt = fmt.render(ASKED, add_generation_prompt=True).text
+    back = fmt.parse_conversation(prompt + "Sure, the")
+    assert back.continue_final_message and not back.add_generation_prompt
+    assert back.messages[:-1] == fmt.parse_conversation(prompt).messages
+    last = back.messages[-1]
+    # After a prompt that opened a reasoning block the prefill is reasoning (Nemotron Nano 2
+    # reads its template's block left open in a conversation as the turn's text).
+    assert last["role"] == "assistant"
+    assert "Sure, the" in (last.get("content") or "") + last.get("reasoning_content", "")
+
+
+def test_a_prompt_opening_a_reasoning_block_is_left_out_and_what_follows_it_kept() -> None:
+    nemotron = pawlette.get_format("nemotron_v2")
+    prompt = nemotron.render(ASKED, add_generation_prompt=True).text
+    assert prompt.endswith("<SPECIAL_11>Assistant\n<think>\n")
+    back = nemotron.parse_conversation(prompt)
+    assert back.messages == ASKED and back.add_generation_prompt
+    qwen = pawlette.get_format("chatml:qwen3.5")
+    prompt = qwen.render(ASKED, add_generation_prompt=True).text
+    assert prompt.endswith("<|im_start|>assistant\n<think>\n")
+    back = qwen.parse_conversation(prompt + "The user asks")
+    assert back.messages == [
+        *ASKED,
+        {"role": "assistant", "content": "", "reasoning_content": "The user asks"},
+    ]
+    assert back.continue_final_message and not back.add_generation_prompt
+
+
+def test_a_prompt_that_closes_an_empty_block_is_the_prompt_alone() -> None:
+    deepseek = pawlette.get_format("deepseek")
+    prompt = deepseek.render(ASKED, add_generation_prompt=True).text
+    assert prompt.endswith("<｜Assistant｜><think></think>")
+    back = deepseek.parse_conversation(prompt)
+    assert back.messages == ASKED and back.add_generation_prompt
+    assert not back.continue_final_message
+
+
+def test_a_turn_with_no_opener_is_open_after_the_query_prompt_or_not() -> None:
+    mistral = pawlette.get_format("mistral")
+    text = mistral.render(ASKED).text
+    assert text == mistral.render(ASKED, add_generation_prompt=True).text
+    assert text.endswith("[/INST]")
+    back = mistral.parse_conversation(text)
+    assert back.messages == ASKED and back.add_generation_prompt
+    answered = mistral.parse_conversation(text + "Sunny.</s>")
+    assert answered.messages[-1] == {"role": "assistant", "content": "Sunny."}
+    assert not answered.add_generation_prompt and not answered.continue_final_message
+
+
+def test_a_last_answer_written_with_no_end_reads_as_one_to_continue() -> None:
+    # GLM writes the last answer with no end: a finished answer and a prefill read alike.
+    glm = pawlette.get_format("glm")
+    text = glm.render([*ASKED, GREETING]).text
+    back = glm.parse_conversation(text)
+    assert back.messages[-1] == GREETING
+    assert back.continue_final_message and not back.add_generation_prompt
+    # Gemma 4 ends it: after the end another answer may begin with no opener, yet the text
+    # holds no prompt.
+    gemma4 = pawlette.get_format("gemma4")
+    back = gemma4.parse_conversation(gemma4.render([*ASKED, GREETING]).text)
+    assert back.messages[-1] == GREETING
+    assert not back.continue_final_message and not back.add_generation_prompt
+
+
+@pytest.mark.deep
+@pytest.mark.parametrize("name", FORMATS)
+def test_generated_conversations_read_back_from_their_prompt(name: str) -> None:
+    fmt = pawlette.get_format(name)
+    module = importlib.import_module(f"tests.strategies.{name}")  # (its conversations)
+
+    @settings(max_examples=sampling.examples(name, FORMATS, 30))
+    @given(module.conversations())
+    def check(request: dict[str, Any]) -> None:
+        # The conversation up to its last query: where a generation prompt is asked for.
+        messages = request["messages"]
+        queries = [at for at, message in enumerate(messages) if message["role"] in QUERIES]
+        assume(queries)
+        asked = {**request, "messages": messages[: queries[-1] + 1]}
+        prompt = fmt.render(asked, add_generation_prompt=True).text
+        plain = fmt.render(asked).text
+        back = fmt.parse_conversation(prompt, strict=True)
+        unprompted = fmt.parse_conversation(plain, strict=True)
+        # The messages are those the text without the prompt reads back as (what that
+        # reading gives is test_properties.py's round trip).
+        assert back.to_request() == unprompted.to_request(), prompt
+        assert back.add_generation_prompt and not back.continue_final_message, prompt
+        assert unprompted.add_generation_prompt == (plain == prompt), plain
+        assert not unprompted.continue_final_message, plain
+
+    check()

@@ -149,6 +149,11 @@ def command_parse(arguments: argparse.Namespace) -> int:
             result["warnings"] = [warning.message for warning in parsed.warnings]
         if parsed.losses:
             result["losses"] = list(parsed.losses)
+        # (vLLM's request fields of the same names: the output stays a request body)
+        if parsed.add_generation_prompt:
+            result["add_generation_prompt"] = True
+        if parsed.continue_final_message:
+            result["continue_final_message"] = True
         _print_json(result)
         return 0
     if arguments.stream:

@@ -26,7 +26,7 @@ from .openai import (
     tools_from_openai,
 )
 from .option_dates import check_date_options
-from .types import Message, ParseWarning, Rendering, Tool
+from .types import Message, ParseWarning, Rendering, TextPart, Tool
 
 WriteConversation = Callable[[Writer, tuple[Message, ...], tuple[Tool, ...], bool], None]
 """A declaration's renderer: write the messages (and tools), then the generation prompt."""
@@ -85,6 +85,17 @@ class ParsedConversation:
     core_messages: tuple[Message, ...]
     core_tools: tuple[Tool, ...]
     losses: tuple[str, ...] = ()
+    add_generation_prompt: bool = False
+    """The text ends where the assistant's next turn begins, nothing of it written yet: it ends
+    with a generation prompt (the assistant's opener, and what the prompt writes after it: an
+    opened or an empty reasoning block), as a render with ``add_generation_prompt=True`` ends.
+    That empty turn is not one of ``messages``.  Where the prompt writes nothing (Mistral's
+    answer has no opener), a text that ends with a user's turn ends so too."""
+    continue_final_message: bool = False
+    """The text ends inside an assistant turn that holds something (a prefill after the
+    generation prompt, or an answer cut short): the last of ``messages`` is that turn as far as
+    it is written, and the model's output continues it.  A format whose last answer is written
+    with no end (GLM, Apertus) reads its finished last answer so too: the text is the same."""
 
     def to_request(self) -> dict[str, Any]:
         """``{"messages": [...], "tools": [...]}`` as a chat-completions request body."""
@@ -398,6 +409,32 @@ class Format:
             message,
         )
 
+    def _ends_in_prompt(
+        self, text: str, messages: Sequence[Message], tools: Sequence[Tool]
+    ) -> bool:
+        """Whether ``text`` ends with the generation prompt this format writes after
+        ``messages``: their render with the prompt is the text (whether or not the render
+        without it is too: a prompt that writes nothing there, or a template that writes it
+        every time); else, their render without it is not, and the text ends with what the
+        prompt writes past that render (a conversation read back otherwise than written).
+        One this format cannot write again is judged by its open turn alone: yes."""
+        try:
+            prompt = self.render(messages, tools, add_generation_prompt=True).text
+            plain = self.render(messages, tools).text
+        except PawletteError:
+            return True
+        if text in (prompt, plain):
+            return text == prompt
+        shared = next(
+            (
+                at
+                for at, (one, other) in enumerate(zip(plain, prompt, strict=False))
+                if one != other
+            ),
+            min(len(plain), len(prompt)),
+        )
+        return text.endswith(prompt[shared:])
+
     def parse_conversation(
         self, text: str, *, strict: bool = False, id_factory: Callable[[], str] | None = None
     ) -> ParsedConversation:
@@ -405,6 +442,10 @@ class Format:
 
         Calls the text writes without an id are numbered ``call_0``, ``call_1``, ... in order
         (so the same text always gives the same JSON), unless ``id_factory`` says otherwise.
+        A text that ends with a generation prompt gives the messages before it and says so
+        (:attr:`ParsedConversation.add_generation_prompt`); one that ends inside an assistant
+        turn (a prefill) gives that turn as far as it goes and says it is unfinished
+        (:attr:`ParsedConversation.continue_final_message`).
         """
         parser = self.parser(
             strict=strict, conversation=True, id_factory=id_factory or numbered_call_ids()
@@ -416,6 +457,27 @@ class Format:
         paired = "tool_call_id" in self.grammar.fields.get("tool", {}).values()
         messages = tuple(folded.messages if paired else pair_results(folded.messages))
         tools = tuple(folded.tools)
+        prompted = continued = False
+        state = parser.state
+        # The text ends inside an assistant turn (not where one that needs no opener may
+        # follow a finished answer: a completion's turn is over there).
+        if state.role == "assistant" and state.name not in self.grammar.completion_over:
+            # Its message, if the turn began one (a turn with no opener, or whose opener
+            # waits for what follows it, begins none until something of it is read).
+            open_turn = messages[-1] if messages and parser.ended_inside else None
+            if open_turn is not None and open_turn.role != "assistant":
+                open_turn = None
+            before = messages if open_turn is None else messages[:-1]
+            if open_turn is not None and not holds_nothing(open_turn):
+                continued = True
+            elif self._ends_in_prompt(text, before, tools):
+                prompted = True
+                messages = before
+            else:
+                # An empty answer whose end reads as layout (RWKV's blank line): kept, open;
+                # or, with no message, a turn that may begin with no opener after the last
+                # (DeepSeek V3.2's answer after results), where no prompt is written.
+                continued = open_turn is not None
         return ParsedConversation(
             messages=[message_to_openai(message) for message in messages],
             tools=conversation_to_openai((), tools).get("tools", []),
@@ -423,6 +485,8 @@ class Format:
             core_messages=messages,
             core_tools=tools,
             losses=parser.losses,
+            add_generation_prompt=prompted,
+            continue_final_message=continued,
         )
 
 
@@ -442,6 +506,20 @@ def stop_markers_of(stop: Sequence[str], markers: Collection[str]) -> tuple[str,
         if ends:
             found[max(ends, key=len)] = None
     return tuple(found)
+
+
+def holds_nothing(message: Message) -> bool:
+    """Whether ``message`` holds nothing a model wrote: no text, reasoning, call, name or
+    metadata (what a generation prompt's opener reads as)."""
+    return (
+        not message.text
+        and not any(not isinstance(part, TextPart) for part in message.content or ())
+        and not message.reasoning
+        and not message.reasoning_steps
+        and not message.tool_calls
+        and message.name is None
+        and not message.metadata
+    )
 
 
 def numbered_call_ids() -> Callable[[], str]:

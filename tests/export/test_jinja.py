@@ -352,3 +352,29 @@ def test_tools_without_their_host_are_refused_or_rendered_as_pawlette_does(name:
                 hf_render(name, request, False)
             continue
         assert hf_render(name, request, False)[0] == rendering.text, messages
+
+
+ROLES_ALONE = [
+    [{"role": "system", "content": "S"}],
+    [{"role": "user", "content": "U"}],
+    [{"role": "assistant", "content": "A"}],
+    [{"role": "user", "content": "U"}, {"role": "tool", "tool_call_id": "a", "content": "R"}],
+]
+"""A message of each role: a format that writes no turn of its role refuses it."""
+
+
+def test_a_role_the_format_does_not_write_is_refused_naming_the_roles_it_writes() -> None:
+    refused = []
+    for name in WITH_VARIANTS:
+        fmt = pawlette.get_format(name)
+        for messages in ROLES_ALONE:
+            try:
+                fmt.render(messages)
+            except pawlette.RequestError as error:
+                if not error.expected.startswith("a role "):
+                    continue  # (refused for another reason: Mistral's order of turns)
+                with pytest.raises(TemplateError) as raised:
+                    hf_render(name, {"messages": messages}, False)
+                assert str(raised.value) == str(error), name
+                refused.append(name)
+    assert "gemma" in refused

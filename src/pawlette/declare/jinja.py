@@ -279,10 +279,12 @@ class Template:
         self._refusals()
         keyword = "if"
         claimed = {role: concept for concept in layout.concepts for role in concept.claims}
+        written: list[str] = []
         for role in ("system", "user", "assistant", "tool"):
             claimer = claimed.get(role)
             if claimer is None and role not in layout.frames:
                 continue
+            written.append(role)
             self.out(f"{{%- {keyword} role == {jinja_string(role)} -%}}")
             keyword = "elif"
             if claimer is not None:
@@ -290,9 +292,12 @@ class Template:
             else:
                 self.turn(role)
         self.out("{%- else -%}")
+        # As the writer refuses it (pawlette.declare.write.roles_written): the role as Python
+        # quotes it, and the roles the template writes, so that a user knows what to send.
+        expected = f"; expected a role {layout.name} writes ({', '.join(written)})"
         self.out(
-            "{{- raise_exception('messages[' ~ index ~ '].role: ' ~ message.role"
-            f" ~ '; expected a role {layout.name} writes') -}}}}"
+            "{{- raise_exception('messages[' ~ index ~ '].role: ' ~ \"'\" ~ message.role ~ \"'\""
+            f" ~ {jinja_string(expected)}) -}}}}"
         )
         self.out("{%- endif -%}")
         self.out("{%- endfor -%}")

@@ -285,6 +285,9 @@ class Parser:
     _held: dict[int, tuple[ToolCallStart, TextPieces]] | None = None
     _late_held: dict[int, LateText] | None = None  # held calls' arguments not made yet
     _contexts: dict[type[Any], Any] | None = None  # see context(); made on first use
+    ended_inside = False
+    """Whether a conversation's text ended inside a message (set by :meth:`finish`): the last
+    message read is a turn left open, as far as it is written."""
     entered_by: str | None = None
     """The marker that entered the current state (readers quote it in lenient text)."""
     losses: tuple[str, ...] = ()
@@ -620,6 +623,7 @@ class Parser:
         self.finished = True
         self.reader.close(None, lexer.offset)
         if self.conversation:
+            self.ended_inside = self.message_role is not None and not self._start_pending
             self.end_message()
             return self._take()
         if self._trailing_stray:
