@@ -339,8 +339,9 @@ class Format:
 
         By default it reads one completion (the model's output after the generation prompt);
         ``conversation=True`` reads a whole rendered conversation.  ``tools`` (OpenAI tool
-        dicts or :class:`Tool` values) are the tools the output may call: formats that write
-        bare call names report a name outside them as malformed.
+        dicts or :class:`Tool` values) are the tools the output may call: a call to a name
+        none of them has is malformed (read as text with a warning in most calls concepts;
+        the calls table of "Declaring a format" says which).
 
         A call's events are held until the call is known valid, then released whole (start,
         arguments, end).  ``stream_arguments=True`` passes argument text as it is read (for

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
+from ..engine.call_scanner import unknown_tool
 from ..engine.json_text import PARSED_ARGUMENTS, acyclic_json_string
 from ..engine.kept import MISSING, Kept
 from ..errors import FormatError, RequestError, UnsupportedFeature
@@ -494,9 +495,7 @@ def name_problem(parser: Parser, name: str) -> str | None:
     tools (when it has any); None: a name."""
     if not name:
         return "no call name"
-    if parser.tools and all(tool.name != name for tool in parser.tools):
-        return f"no tool named {name!r}"
-    return None
+    return unknown_tool(parser.tools, name)
 
 
 def closing_marker(parser: Parser, marker: str | None) -> str:
