@@ -302,12 +302,7 @@ def test_a_format_that_cannot_read_its_templates_calls_fails_verify() -> None:
 # What a declared family writes otherwise than its template, and so does not read back: a
 # known defect of the family, not of the check (verify reports it as an unexplained render
 # difference too).
-KNOWN_UNREAD: dict[str, str] = {
-    # The template writes it as the family does; the family reads a text beside a call that
-    # ends with a blank line ("Hi\n\n<|message_sep|>\n\nfunction call<|role_sep|>...")
-    # as the turn's text up to <|message_sep|>, the call turn after it as text after the end.
-    "GigaChat3-10B-A1.8B": "a text beside a call that ends with a blank line is not read back",
-}
+KNOWN_UNREAD: dict[str, str] = {}
 
 
 def test_every_declared_family_reads_back_its_templates_own_turns() -> None:

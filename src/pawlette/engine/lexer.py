@@ -276,6 +276,7 @@ class Lexer:
         "_held_for",
         "_held_start",
         "_holdback_search",
+        "_joining",
         "_longest_prefix",
         "_offset",
         "_search",
@@ -299,6 +300,9 @@ class Lexer:
         self._offset = 0
         # The long marker the whole buffer is a proper prefix of, when one is (see feed).
         self._held_for: str | None = None
+        # The buffer holds text read again (see read_again) that known text and markers
+        # still join (see feed_text).
+        self._joining = False
 
     @property
     def offset(self) -> int:
@@ -365,6 +369,8 @@ class Lexer:
 
         With escaping, the writer doubled the backslash run before a real marker: halve it.
         """
+        if self._joining and self._buffer:
+            return self._join(marker)
         if self._escape and self._buffer.endswith("\\"):
             run = _backslashes_before(self._buffer, len(self._buffer), 0)
             kept = (run + 1) // 2
@@ -378,12 +384,38 @@ class Lexer:
     def feed_text(self, text: str) -> list[Token]:
         """Text known to be text (decoded from ordinary token ids): no marker is read in it.
 
-        The buffer is flushed as text first, as :meth:`feed_marker` does.
+        The buffer is flushed as text first, as :meth:`feed_marker` does, unless it holds text
+        read again (:meth:`read_again`) that may still begin a marker: then the text is read
+        after it, as the text form of the input reads it.
         """
-        tokens = self.finish() if self._buffer else []  # (an empty buffer: finish does nothing)
+        if self._buffer:
+            if self._joining:
+                return self._join(text)
+            tokens = self.finish()
+        else:
+            tokens = []  # (an empty buffer: finish does nothing)
         if text:
             tokens.append((None, text, self._offset))
             self._offset += len(text)
+        return tokens
+
+    def read_again(self, text: str, offset: int) -> list[Token]:
+        """Read ``text`` again, from its absolute ``offset`` on, before what the lexer holds:
+        ``text`` is what was emitted from ``offset`` on, as written (the parser found a
+        marker that begins inside one the lexer took, where only that later marker is
+        expected).  What may still grow into a marker is held as a feed holds it; text and
+        markers known as such (:meth:`feed_text`, :meth:`feed_marker`) are then read after
+        it as text, until what is held is decided."""
+        self._buffer = text + self._buffer
+        self._offset = offset
+        self._held_for = None
+        self._joining = True
+        return self._join("")
+
+    def _join(self, text: str) -> list[Token]:
+        tokens = self.feed(text)
+        if not self._buffer:
+            self._joining = False
         return tokens
 
     def read_all(self, text: str) -> list[Token]:

@@ -162,6 +162,12 @@ class Grammar:
     leads to several is left out): met inside a part that does not expect it (a call the model
     never closed), such a marker still ends a completion's turn."""
 
+    overlaps: dict[tuple[str, str], int] = field(
+        default_factory=dict, init=False, compare=False, repr=False
+    )
+    """Per state and marker the lexer took there with no row, where a longer marker the state
+    expects may begin inside it (0: nowhere): see :meth:`overlap`.  Filled as asked."""
+
     def __post_init__(self) -> None:
         rows: dict[str, dict[str, Step]] = {name: {} for name in self.states}
         ends: dict[str, set[str]] = {}
@@ -174,6 +180,28 @@ class Grammar:
             marker: next(iter(targets)) for marker, targets in ends.items() if len(targets) == 1
         }
         object.__setattr__(self, "turn_ends", turn_ends)
+
+    def overlap(self, state: str, marker: str, cut: int) -> int:
+        """Where, from 1 to ``cut``, a marker ``state`` expects begins inside ``marker`` (no
+        row there) and runs past its end (0: nowhere; the first place).  The lexer takes the
+        leftmost marker, so it may take one that begins with text (GigaChat's tools block
+        ends with ``"\\n\\n<|message_sep|>"``) where the state expects a longer one
+        that begins after that text (``"<|message_sep|>\\n\\nfunction call..."``).
+        An escaping grammar's runs are not its text as written, so they are not read again:
+        0 there."""
+        key = (state, marker)
+        found = self.overlaps.get(key)
+        if found is None:
+            found = 0
+            if not self.escape:
+                row = self.rows.get(state, {})
+                for begins in range(1, cut + 1):
+                    rest = marker[begins:]
+                    if any(len(other) > len(rest) and other.startswith(rest) for other in row):
+                        found = begins
+                        break
+            self.overlaps[key] = found
+        return found
 
     def expected(self, state: str) -> list[str]:
         return sorted(marker for (name, marker) in self.steps if name == state)
@@ -280,6 +308,7 @@ class Parser:
     calls_in_completion = 0
     finished = False
     _redirect: str | None = None
+    _window_run: Token | None = None  # a window's last run, held for the next (_feed_windows)
     # Held calls: their start and their arguments so far (compactly: a call streamed a
     # character at a time is not kept as an event per character); made on the first.
     _held: dict[int, tuple[ToolCallStart, TextPieces]] | None = None
@@ -588,7 +617,10 @@ class Parser:
             if start < last and tokens and tokens[-1][0] is None and _short(tokens[-1][1]):
                 held = tokens.pop()
             if tokens:
+                # (a marker read again takes the held run along: see _read_again)
+                self._window_run = held
                 self._dispatch(tokens)
+                held, self._window_run = self._window_run, None
             del tokens
         if held is not None:
             tokens, held = [held], None
@@ -617,8 +649,9 @@ class Parser:
             return []
         lexer = self._lexer
         tokens = lexer.finish()
-        if tokens:
+        while tokens:
             self._dispatch(tokens)
+            tokens = lexer.finish()  # (text read again may be held again: see _read_again)
         del tokens
         self.finished = True
         self.reader.close(None, lexer.offset)
@@ -725,6 +758,23 @@ class Parser:
                 found = candidate
         return found
 
+    def _read_again(self, marker: str, begins: int, offset: int, tokens: list[Token]) -> None:
+        """``marker`` (at ``offset``, no row here) holds, from ``begins`` on, the start of a
+        longer marker this state expects: its text before that is text, and the rest is
+        lexed again with all that follows it (the tokens not run yet, reversed as
+        ``_dispatch`` keeps them, and what the lexer holds), as the lexer would have read it
+        had it known the state; the new tokens take the place of the old."""
+        rest = [marker[begins:]]
+        rest += [token[1] for token in reversed(tokens)]
+        if self._window_run is not None:
+            rest.append(self._window_run[1])
+            self._window_run = None
+        tokens.clear()
+        again = self._lexer.read_again("".join(rest), offset + begins)
+        again.reverse()
+        tokens += again
+        tokens.append((None, marker[:begins], offset))
+
     def _end_turn_early(self, marker: str, offset: int) -> None:
         """``marker`` ends the turn inside a part that does not expect it: the part is read
         as at the end of the input (an unclosed call is kept as text, with its warning) and
@@ -780,6 +830,10 @@ class Parser:
                 ending = self._valid_ending(marker)
                 if ending:  # text the lexer joined to a marker valid here ("\n\n" + end)
                     cut = len(marker) - len(ending)
+                    begins = self.grammar.overlap(self.state.name, marker, cut)
+                    if begins:  # a longer marker valid here may begin inside it
+                        self._read_again(marker, begins, offset, tokens)
+                        continue
                     tokens.append((ending, ending, offset + cut))
                     tokens.append((None, marker[:cut], offset))
                     continue
@@ -827,6 +881,7 @@ def state_after(grammar: Grammar, text: str) -> State:
     parser = Parser(grammar, conversation=True)
     parser.feed(text)
     tokens = parser._lexer.finish()
-    if tokens:
+    while tokens:
         parser._dispatch(tokens)
+        tokens = parser._lexer.finish()  # (text read again may be held again)
     return parser.state
