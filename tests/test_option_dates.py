@@ -30,7 +30,7 @@ def test_a_date_option_given_a_string_names_the_option(
         with pytest.raises(pawlette.RequestError) as raised:
             fmt.with_options(**{option: wrong})
         assert str(raised.value).startswith(
-            f"options.{option}: found a {type(wrong).__name__}, {wrong!r}; expected {expected} "
+            f"options.{option}: {wrong!r} ({type(wrong).__name__}); expected {expected} "
         )
     day = datetime.date(2025, 3, 5)
     assert getattr(fmt.with_options(**{option: day}).options, option) == day
@@ -56,5 +56,5 @@ def test_an_inferred_formats_today_is_a_date() -> None:
     assert fmt is not None
     dated = fmt.with_options(today=datetime.date(2025, 3, 5))
     assert "Today is 05 March 2025." in dated.render([{"role": "user", "content": "Hi"}]).text
-    with pytest.raises(pawlette.RequestError, match=r"^options\.today: found a str, '5 March'"):
+    with pytest.raises(pawlette.RequestError, match=r"^options\.today: '5 March' \(str\)"):
         fmt.with_options(today="5 March")

@@ -51,6 +51,6 @@ def check_date_options(format_name: str, options: object, changes: Mapping[str, 
         )
         raise RequestError(
             f"options.{name}",
-            f"found a {type(value).__name__}, {value!r}"[:120],
+            f"{value!r}"[:100] + f" ({type(value).__name__})",
             f"{spelled} (the date {format_name} writes, such as datetime.date(2024, 7, 26))",
         )

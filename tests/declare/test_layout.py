@@ -422,7 +422,7 @@ def test_a_date_option_is_written_with_its_format_never_the_clock() -> None:
     assert text.startswith("<|system|>Today is 2025-06-20.<|end|>")
     later = fmt.with_options(today=datetime.date(2026, 1, 2))
     assert "Today is 2026-01-02." in later.render([{"role": "user", "content": "Hi"}]).text
-    with pytest.raises(RequestError, match=r"options\.today: 5; expected a date option"):
+    with pytest.raises(RequestError, match=r"options\.today: 5 \(int\); expected a datetime\.date"):
         fmt.with_options(today=5).render([{"role": "user", "content": "Hi"}])
 
 

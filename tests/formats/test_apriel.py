@@ -112,5 +112,7 @@ def test_later_system_messages_are_turns_of_their_own_with_the_tools_again(first
     assert rendered.count("<available_tools>\n{") == 2  # its own turn, or the first message's
     # The default turn (the instructions alone) is written only without any system message.
     assert "[END FINAL RESPONSE].\n<|end|>" not in rendered
-    parsed = APRIEL.parse_conversation(rendered, strict=True).to_request()["messages"]
-    assert [message["role"] for message in parsed] == [m["role"] for m in messages] + ["assistant"]
+    back = APRIEL.parse_conversation(rendered, strict=True)
+    assert back.add_generation_prompt
+    parsed = back.to_request()["messages"]
+    assert [message["role"] for message in parsed] == [m["role"] for m in messages]

@@ -86,7 +86,7 @@ def test_the_date_option_is_a_date() -> None:
     with pytest.raises(pawlette.RequestError) as raised:
         pawlette.get_format("llama3").with_options(date="x")
     assert str(raised.value) == (
-        "options.date: found a str, 'x'; expected a datetime.date or None (the date llama3 "
+        "options.date: 'x' (str); expected a datetime.date or None (the date llama3 "
         "writes, such as datetime.date(2024, 7, 26))"
     )
     assert pawlette.get_format("llama3:3.2").with_options(date=None).options.date is None

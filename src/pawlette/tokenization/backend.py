@@ -590,6 +590,8 @@ def _format_argument(format_name: str) -> str:
     under its name in this process alone: another command finds it by its path)."""
     from ..formats import formats, registered_in_this_process
 
-    if format_name.split(":")[0] in formats() and not registered_in_this_process(format_name):
-        return format_name
-    return "<the model directory or .py file you gave -f>"
+    if format_name.split(":")[0] not in formats():
+        return "YOUR_FORMAT.py"
+    if registered_in_this_process(format_name):
+        return "<the model directory or .py file you gave -f>"
+    return format_name
