@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterable
 
 from ..errors import RequestError
-from ..json_values import show
+from .shapes import comma_words
 
 __all__ = [
     "ALL",
@@ -55,14 +55,7 @@ def loss_field(loss: str) -> str:
 def parse_loss_fields(spec: str | Iterable[str] | None, option: str) -> frozenset[str]:
     """Fields from ``"tools,messages.name"`` (or an iterable of them, or ``"all"``);
     ``option`` names the setting in errors."""
-    if spec is None:
-        return frozenset()
-    words = spec.split(",") if isinstance(spec, str) else None
-    if words is None and isinstance(spec, Iterable):
-        words = list(spec)
-    if words is None or not all(isinstance(word, str) for word in words):
-        raise RequestError(option, f"found {show(spec)}", '"tools,messages.name" or "all"')
-    found = frozenset(word.strip() for word in words if word.strip())
+    found = comma_words(spec, option, '"tools,messages.name" or "all"')
     for word in sorted(found):
         if word != ALL and _FIELD.fullmatch(word) is None:
             raise RequestError(

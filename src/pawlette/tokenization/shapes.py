@@ -64,16 +64,22 @@ SHAREGPT_ROLES = {
 }
 
 
-def parse_drop(spec: str | Iterable[str] | None) -> frozenset[str]:
-    """The features to drop, from ``"reasoning,name"`` or an iterable of names."""
+def comma_words(spec: str | Iterable[str] | None, option: str, expected: str) -> frozenset[str]:
+    """The words of a command-line list (``"reasoning,name"``) or of an iterable of strings,
+    stripped, empty ones left out; anything else is an error naming ``option``."""
     if spec is None:
         return frozenset()
     words = spec.split(",") if isinstance(spec, str) else None
     if words is None and isinstance(spec, Iterable):
         words = list(spec)
     if words is None or not all(isinstance(word, str) for word in words):
-        raise RequestError("drop", f"found {show(spec)}", '"reasoning,name" or a set of names')
-    found = frozenset(word.strip() for word in words if word.strip())
+        raise RequestError(option, f"found {show(spec)}", expected)
+    return frozenset(word.strip() for word in words if word.strip())
+
+
+def parse_drop(spec: str | Iterable[str] | None) -> frozenset[str]:
+    """The features to drop, from ``"reasoning,name"`` or an iterable of names."""
+    found = comma_words(spec, "drop", '"reasoning,name" or a set of names')
     unknown = sorted(found - DROPPABLE.keys())
     if unknown:
         raise RequestError(
