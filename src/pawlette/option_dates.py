@@ -22,14 +22,23 @@ def _allowed_types(annotation: object) -> tuple[type, ...]:
     return (annotation,) if isinstance(annotation, type) else ()
 
 
+_RESOLVED: dict[type, dict[str, Any]] = {}
+"""Each options class's annotations, resolved once (that costs ~0.4 ms; ``with_options``
+runs per variant, per candidate in a detection)."""
+
+
 def _annotations(options_class: type) -> dict[str, Any]:
     """The options class's field annotations, resolved (a class whose annotations name
     something its module no longer holds gives none: its date options go unchecked
     here, as they went before)."""
-    try:  # each class of its bases resolved in its own module (an inferred format's are two)
-        return typing.get_type_hints(options_class)
-    except (NameError, TypeError, AttributeError):
-        return {}
+    resolved = _RESOLVED.get(options_class)
+    if resolved is None:
+        try:  # each class of its bases resolved in its own module (an inferred format's: two)
+            resolved = typing.get_type_hints(options_class)
+        except (NameError, TypeError, AttributeError):
+            resolved = {}
+        _RESOLVED[options_class] = resolved
+    return resolved
 
 
 def check_date_options(format_name: str, options: object, changes: Mapping[str, Any]) -> None:

@@ -152,7 +152,7 @@ def _failures(
         for stream in (False, True):
             case = (choice, parallel, stream)
             if choice in ("required", "named") and tools_left_out(fmt):
-                # (DeepSeek R1's template writes no tools: a forced call is a 400.)
+                # (DeepSeek V3.1's and R1's templates write no tools: a forced call is a 400.)
                 with pytest.raises(openai.BadRequestError) as caught:
                     ask_choice(client, choice, stream=stream, parallel=parallel, seed=SEED)
                 assert_forced_call_refused(caught, fmt)

@@ -647,14 +647,9 @@ class Parser:
         """End of input.  ``finish_reason`` is the engine's (``length`` wins over ours)."""
         if self.finished:
             return []
-        lexer = self._lexer
-        tokens = lexer.finish()
-        while tokens:
-            self._dispatch(tokens)
-            tokens = lexer.finish()  # (text read again may be held again: see _read_again)
-        del tokens
+        self._run_held()
         self.finished = True
-        self.reader.close(None, lexer.offset)
+        self.reader.close(None, self._lexer.offset)
         if self.conversation:
             self.ended_inside = self.message_role is not None and not self._start_pending
             self.end_message()
@@ -757,6 +752,14 @@ class Parser:
             if len(found) < len(candidate) < len(marker) and marker.endswith(candidate):
                 found = candidate
         return found
+
+    def _run_held(self) -> None:
+        """Run what the lexer still holds, as at the end of the input (text read again may
+        be held again: see :meth:`_read_again`)."""
+        tokens = self._lexer.finish()
+        while tokens:
+            self._dispatch(tokens)
+            tokens = self._lexer.finish()
 
     def _read_again(self, marker: str, begins: int, offset: int, tokens: list[Token]) -> None:
         """``marker`` (at ``offset``, no row here) holds, from ``begins`` on, the start of a
@@ -880,8 +883,5 @@ def state_after(grammar: Grammar, text: str) -> State:
     closed)."""
     parser = Parser(grammar, conversation=True)
     parser.feed(text)
-    tokens = parser._lexer.finish()
-    while tokens:
-        parser._dispatch(tokens)
-        tokens = parser._lexer.finish()  # (text read again may be held again)
+    parser._run_held()
     return parser.state

@@ -21,7 +21,7 @@ import json
 
 from ..emit.tool_choice import ToolChoice
 from ..errors import RequestError
-from ..tokenization.losses import covered, loss_field, loss_path
+from ..tokenization.losses import first_covered, loss_field, loss_outcome, loss_path
 
 HEADER = "x-pawlette-losses"
 HEADER_BYTES = 4096
@@ -50,15 +50,15 @@ def header_value(losses: tuple[str, ...]) -> str:
 
 def refused_loss(losses: tuple[str, ...], refused: frozenset[str], format_name: str) -> None:
     """Raise the 400 for the first loss of a field ``--refuse-losses`` names."""
-    for loss in losses:
-        field = loss_field(loss)
-        if covered(field, refused):
-            raise RequestError(
-                loss_path(loss),
-                f"{loss.partition(': ')[2]}: format {format_name!r} leaves it out, as its "
-                "model's template does",
-                f"a request without it (the server refuses a loss of {field}: --refuse-losses)",
-            )
+    loss = first_covered(losses, refused)
+    if loss is not None:
+        raise RequestError(
+            loss_path(loss),
+            f"{loss_outcome(loss)}: format {format_name!r} leaves it out, as its "
+            "model's template does",
+            f"a request without it (the server refuses a loss of {loss_field(loss)}: "
+            "--refuse-losses)",
+        )
 
 
 def forced_without_tools(losses: tuple[str, ...], choice: ToolChoice, format_name: str) -> None:
@@ -66,7 +66,7 @@ def forced_without_tools(losses: tuple[str, ...], choice: ToolChoice, format_nam
     if choice.mode not in ("required", "function"):
         return
     if not any(
-        loss_path(loss) == "tools" and loss.partition(": ")[2].startswith("not written")
+        loss_path(loss) == "tools" and loss_outcome(loss).startswith("not written")
         for loss in losses
     ):
         return

@@ -25,7 +25,9 @@ __all__ = [
     "DROP_FIELDS",
     "covered",
     "expected_fields",
+    "first_covered",
     "loss_field",
+    "loss_outcome",
     "loss_path",
     "parse_loss_fields",
 ]
@@ -45,6 +47,11 @@ _FIELD = re.compile(r"(messages|tools)(\.[A-Za-z_]+)*")
 def loss_path(loss: str) -> str:
     """The JSON path of a loss line (``messages[1].name``)."""
     return loss.partition(": ")[0]
+
+
+def loss_outcome(loss: str) -> str:
+    """What happened to the field, as a loss line says (``not written``)."""
+    return loss.partition(": ")[2]
 
 
 def loss_field(loss: str) -> str:
@@ -79,3 +86,15 @@ def covered(field: str, chosen: frozenset[str]) -> bool:
 def expected_fields(drop: frozenset[str]) -> frozenset[str]:
     """The loss fields the ``--drop`` features make expected."""
     return frozenset(field for feature in drop for field in DROP_FIELDS.get(feature, ()))
+
+
+def first_covered(
+    losses: Iterable[str], chosen: frozenset[str], expected: frozenset[str] = frozenset()
+) -> str | None:
+    """The first loss line whose field ``chosen`` covers and ``expected`` does not name (what
+    ``--refuse-losses`` and ``--reject-losses`` act on), or None."""
+    for loss in losses:
+        field = loss_field(loss)
+        if covered(field, chosen) and field not in expected:
+            return loss
+    return None

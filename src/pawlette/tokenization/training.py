@@ -60,7 +60,14 @@ from ..formats import get_format
 from .encoder import ConversationEncoder, MaskPolicy, Tokenized, coerce_mask
 from .inputs import Chunk, RecordSource, open_records
 from .lengths import check_length_options, fit_length
-from .losses import covered, expected_fields, loss_field, loss_path, parse_loss_fields
+from .losses import (
+    expected_fields,
+    first_covered,
+    loss_field,
+    loss_outcome,
+    loss_path,
+    parse_loss_fields,
+)
 from .packing import Packer, packed_schema
 from .provenance import (
     COLUMN,
@@ -244,16 +251,13 @@ def _refused_loss(losses: tuple[str, ...], options: _Options) -> str | None:
     (and ``--drop`` does not make expected), or None."""
     if not options.reject_losses:
         return None
-    expected = expected_fields(options.drop)
-    for loss in losses:
-        name = loss_field(loss)
-        if covered(name, options.reject_losses) and name not in expected:
-            return (
-                f"{loss_path(loss)}: {loss.partition(': ')[2]}, as format"
-                f" {options.format_name!r} leaves it out; expected no loss of {name}"
-                " (--reject-losses)"
-            )
-    return None
+    loss = first_covered(losses, options.reject_losses, expected_fields(options.drop))
+    if loss is None:
+        return None
+    return (
+        f"{loss_path(loss)}: {loss_outcome(loss)}, as format {options.format_name!r} leaves"
+        f" it out; expected no loss of {loss_field(loss)} (--reject-losses)"
+    )
 
 
 def _module(name: str) -> Any:
