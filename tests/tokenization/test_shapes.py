@@ -7,11 +7,14 @@ from typing import Any
 
 import pytest
 
+import pawlette
+from pawlette.declare import Frame, Layout, Marker, declare, fence
 from pawlette.errors import PawletteError, RequestError, UnsupportedFeature
 from pawlette.tokenization import ConversationEncoder, RecordTokenizer
 from pawlette.tokenization.records import encode_records
 from pawlette.tokenization.shapes import RecordShape, parse_drop
 
+from ..support.small_bpe import small_tokenizer
 from .support import llama3_all, small
 
 SHAREGPT: dict[str, Any] = {
@@ -152,3 +155,34 @@ def test_drop_spelling_and_the_record_tokenizer() -> None:
     assert function(REASONING)["input_ids"] == function(PLAIN)["input_ids"]
     with pytest.raises(PawletteError, match=r"records\[0\]: messages\[0\]\.name"):
         RecordTokenizer("breeze", small("breeze"))(REASONING)
+
+
+def no_tools_block() -> pawlette.Format:
+    """A declared format with turns alone: it refuses a request's tools."""
+    frames = {
+        role: Frame(open=fence(Marker(f"<|{role}|>")), end=fence(Marker("<|end|>")), after="\n")
+        for role in ("system", "user", "assistant")
+    }
+    return declare(Layout(name="turns-only", summary="<|role|> turns", frames=frames))
+
+
+def test_drop_tools_drops_a_listing_the_format_refuses_and_counts_it() -> None:
+    fmt = no_tools_block()
+    encoder = ConversationEncoder(fmt, small_tokenizer(fmt.special_markers))
+    with_tools = {**PLAIN, "tools": OPENAI["tools"]}
+    (refused,) = encode_records(encoder, [with_tools]).results
+    assert isinstance(refused, UnsupportedFeature) and refused.path == "tools"
+    assert str(refused) == "tools: 1 given; expected none: turns-only has no tools block"
+    dropped = encode_records(encoder, [with_tools, PLAIN], drop=parse_drop("tools"))
+    assert dropped.results[0] == dropped.results[1] == encoder.encode(PLAIN["messages"])
+    assert dropped.dropped == {0: {"tools": 1}}
+    assert dropped.results[0].losses == ()  # dropped before the render: nothing left out
+
+
+def test_drop_tools_leaves_a_listing_the_format_writes() -> None:
+    encoder = ConversationEncoder("chatml", small("chatml"))
+    record = {**PLAIN, "tools": OPENAI["tools"]}
+    kept = encode_records(encoder, [record], drop=parse_drop("tools"))
+    assert kept.dropped == {}
+    assert kept.results[0] == encoder.encode(PLAIN["messages"], OPENAI["tools"])
+    assert kept.results[0] != encoder.encode(PLAIN["messages"])

@@ -35,6 +35,7 @@ from ..format import Format
 from ..formats import get_format
 from .encoder import ConversationEncoder, MaskPolicy, Tokenized, coerce_mask, record_error
 from .lengths import TooLong, check_length_options, fit_length
+from .losses import parse_reject_losses, rejected_loss
 from .shapes import (
     RecordShape,
     droppable_feature,
@@ -70,7 +71,8 @@ class EncodedRecords:
 
     results: list[Tokenized | PawletteError]
     dropped: dict[int, Counter[str]] = field(default_factory=dict)
-    """Record number -> how many messages lost each dropped feature."""
+    """Record number -> how many messages lost each dropped feature (``tools``: 1, the
+    record's listing)."""
 
 
 def encode_records(
@@ -104,10 +106,10 @@ def encode_records(
             if found is None:
                 continue
             index, feature = found
-            messages = without_feature(pairs[number][0], index, feature)
-            if messages is None:
+            dropped = without_feature(pairs[number], index, feature)
+            if dropped is None:
                 continue
-            pairs[number] = (messages, pairs[number][1])
+            pairs[number] = dropped
             encoded.dropped.setdefault(number, Counter())[feature] += 1
             retry.append(number)
         if not retry:
@@ -146,9 +148,16 @@ class RecordTokenizer:
     The options of ``pawlette tokenize``: ``drop`` (features to drop where the format refuses
     them, ``"reasoning,name"``; see :mod:`.shapes`), ``messages_field`` and ``sharegpt`` (the
     record's shape), ``max_length`` and ``overflow`` (``"drop"`` or ``"truncate"``; see
-    :mod:`.lengths`).  A record dropped for its length is an error (``errors="keep"``: its
-    reason in the ``error`` column); with ``errors="raise"`` a batch leaves it out (``datasets``
-    batched ``map`` and Ray take fewer rows than they gave) and a single record raises.
+    :mod:`.lengths`), ``reject_losses`` (loss fields, ``"tools,messages.name"`` or ``"all"``,
+    whose loss where the format leaves it out rejects the record, unless ``drop`` makes it
+    expected; see :mod:`.losses`).  A record dropped for its length is an error
+    (``errors="keep"``: its reason in the ``error`` column); with ``errors="raise"`` a batch
+    leaves it out (``datasets`` batched ``map`` and Ray take fewer rows than they gave) and a
+    single record raises.  A record rejected for a loss is an error like any other: it raises
+    (:class:`~pawlette.tokenization.losses.RejectedLoss`, named by its record) or, with
+    ``errors="keep"``, has its reason in the ``error`` column.  The losses of the records kept
+    are in :attr:`Tokenized.losses <pawlette.tokenization.Tokenized.losses>`
+    (:meth:`tokenize_records`).
     """
 
     def __init__(
@@ -163,6 +172,7 @@ class RecordTokenizer:
         sharegpt: bool = False,
         max_length: int | None = None,
         overflow: Literal["drop", "truncate"] = "drop",
+        reject_losses: str | Iterable[str] | None = None,
     ) -> None:
         if errors not in ("raise", "keep"):
             raise RequestError("errors", f"found {errors!r}", "'raise' or 'keep'")
@@ -176,6 +186,7 @@ class RecordTokenizer:
         self.mask = coerce_mask(mask)
         self.errors = errors
         self.drop = parse_drop(drop)
+        self.reject_losses = parse_reject_losses(reject_losses, self.drop)
         self.shape = RecordShape(messages_field=messages_field, sharegpt=sharegpt)
         self.max_length = max_length
         self.overflow = overflow
@@ -254,7 +265,16 @@ class RecordTokenizer:
         )
         results = encoded.results
         for number, result in enumerate(results):
-            if isinstance(result, Tokenized) and self.max_length is not None:
+            if not isinstance(result, Tokenized):
+                continue
+            if result.losses and self.reject_losses:
+                refused = rejected_loss(
+                    result.losses, self.reject_losses, self.drop, self.format_name
+                )
+                if refused is not None:
+                    results[number] = refused
+                    continue
+            if self.max_length is not None:
                 fitted, outcome = fit_length(result, self.max_length, self.overflow)
                 results[number] = fitted if fitted is not None else TooLong(outcome)
         if self.errors == "raise" and not keep_errors:

@@ -7,6 +7,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from ..errors import PawletteError
+from .losses import covered
 
 __all__ = ["TokenizeFailed", "TokenizeSummary", "reason_group"]
 
@@ -45,7 +46,7 @@ class TokenizeSummary:
     first_line: dict[str, int] = field(default_factory=dict, repr=False)
     """The first line of each reason group."""
     dropped_messages: Counter[str] = field(default_factory=Counter)
-    """Feature -> messages it was dropped from (``--drop``)."""
+    """Feature -> messages it was dropped from (``--drop``; ``tools`` is no message's)."""
     dropped_records: Counter[str] = field(default_factory=Counter)
     """Feature -> records it was dropped from."""
     lost_places: Counter[str] = field(default_factory=Counter)
@@ -54,7 +55,8 @@ class TokenizeSummary:
     lost_records: Counter[str] = field(default_factory=Counter)
     """Loss field -> written records whose render left it out."""
     expected_losses: frozenset[str] = frozenset()
-    """The loss fields ``--drop`` makes expected (said so beside their counts)."""
+    """The loss fields ``--drop`` makes expected, with those under them (said so beside
+    their counts)."""
     too_long: int = 0
     """Records left out for their length (``--max-length``)."""
     truncated: int = 0
@@ -91,9 +93,11 @@ class TokenizeSummary:
             f" {self.seconds:.1f} s"
         ]
         for feature, records in sorted(self.dropped_records.items()):
+            messages = self.dropped_messages[feature]
             lines.append(
-                f"  dropped {feature} (--drop) from {self.dropped_messages[feature]:,} messages"
-                f" of {records:,} records"
+                f"  dropped {feature} (--drop) from {messages:,} messages of {records:,} records"
+                if messages
+                else f"  dropped {feature} (--drop) from {records:,} records"
             )
         if self.lost_records:
             lines.append(
@@ -101,7 +105,7 @@ class TokenizeSummary:
                 " --reject-losses FIELDS rejects such records):"
             )
             for name, records in sorted(self.lost_records.items()):
-                expected = " (expected: --drop)" if name in self.expected_losses else ""
+                expected = " (expected: --drop)" if covered(name, self.expected_losses) else ""
                 lines.append(
                     f"    {name}: {self.lost_places[name]:,} times in {records:,} records{expected}"
                 )

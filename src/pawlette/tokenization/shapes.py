@@ -20,13 +20,18 @@
 - ``reasoning``: ``reasoning_content`` and ``reasoning_steps`` (breeze, ChatGLM3 have no
   reasoning block);
 - ``name``: a message's ``name`` (breeze has no names; ChatGLM3 none on assistant messages);
-- ``metadata``: a message's ``metadata`` pairs (breeze, ChatGLM3).
+- ``metadata``: a message's ``metadata`` pairs (breeze, ChatGLM3);
+- ``tools``: the record's tool listing, where the format has no tools block
+  (``UnsupportedFeature`` at ``tools``; a format that cannot write one tool refuses the
+  record still).
 
 A feature is dropped only where the format refuses it (PCML keeps reasoning it can write), and
-every drop is counted.  Everything else a format cannot express is refused, record by record,
-with its reason: content parts other than text (an image the text refers to cannot be
-removed without changing the text's meaning), text beside tool calls (breeze), tools that are
-not functions, multi-line names.
+every drop is counted.  A format whose template leaves a feature out (DeepSeek V3.1's and
+Gemma's ``tools``, most formats' user ``name``) renders the record without it and reports the
+loss (:mod:`.losses`); dropping that feature makes its loss expected.  Everything else a
+format cannot express is refused, record by record, with its reason: content parts other than
+text (an image the text refers to cannot be removed without changing the text's meaning), text
+beside tool calls (breeze), tools that are not functions, multi-line names.
 """
 
 from __future__ import annotations
@@ -46,8 +51,11 @@ DROPPABLE: dict[str, tuple[str, ...]] = {
     "reasoning": ("reasoning_content", "reasoning_steps"),
     "name": ("name",),
     "metadata": ("metadata",),
+    "tools": (),
 }
-"""Each feature that can be dropped, and the message keys that hold it."""
+"""Each feature that can be dropped, and the message keys that hold it (``tools``: none, it is
+the record's listing)."""
+TOOLS = "tools"
 
 _FEATURE_OF_KEY = {key: feature for feature, keys in DROPPABLE.items() for key in keys}
 _REFUSED_PATH = re.compile(r"messages\[(\d+)\]\.(\w+)$")
@@ -88,10 +96,13 @@ def parse_drop(spec: str | Iterable[str] | None) -> frozenset[str]:
     return found
 
 
-def droppable_feature(error: object, drop: frozenset[str]) -> tuple[int, str] | None:
-    """``(message index, feature)`` when ``error`` is a refusal the ``drop`` policy covers."""
+def droppable_feature(error: object, drop: frozenset[str]) -> tuple[int | None, str] | None:
+    """``(message index, feature)`` when ``error`` is a refusal the ``drop`` policy covers
+    (the index None for the tool listing)."""
     if not drop or not isinstance(error, UnsupportedFeature):
         return None
+    if error.path == TOOLS:  # (a refused tool, tools[0].type, is no refusal of the listing)
+        return (None, TOOLS) if TOOLS in drop else None
     match = _REFUSED_PATH.match(error.path)
     if match is None:
         return None
@@ -101,10 +112,15 @@ def droppable_feature(error: object, drop: frozenset[str]) -> tuple[int, str] | 
     return int(match.group(1)), feature
 
 
-def without_feature(messages: object, index: int, feature: str) -> list[Any] | None:
-    """A copy of ``messages`` whose message ``index`` lacks ``feature`` (None: nothing to
-    drop there, so the refusal stands)."""
-    if not isinstance(messages, list) or not 0 <= index < len(messages):
+def without_feature(
+    conversation: tuple[object, object], index: int | None, feature: str
+) -> tuple[object, object] | None:
+    """A copy of ``(messages, tools)`` whose message ``index`` lacks ``feature`` (``tools``:
+    without its tools); None: nothing to drop there, so the refusal stands."""
+    messages, tools = conversation
+    if feature == TOOLS:
+        return (messages, None) if tools else None
+    if not isinstance(messages, list) or index is None or not 0 <= index < len(messages):
         return None
     message = messages[index]
     if not isinstance(message, Mapping):
@@ -114,7 +130,7 @@ def without_feature(messages: object, index: int, feature: str) -> list[Any] | N
         return None
     copy = list(messages)
     copy[index] = {key: value for key, value in message.items() if key not in keys}
-    return copy
+    return copy, tools
 
 
 @dataclass(frozen=True)

@@ -60,14 +60,7 @@ from ..formats import get_format
 from .encoder import ConversationEncoder, MaskPolicy, Tokenized, coerce_mask
 from .inputs import Chunk, RecordSource, open_records
 from .lengths import check_length_options, fit_length
-from .losses import (
-    expected_fields,
-    first_covered,
-    loss_field,
-    loss_outcome,
-    loss_path,
-    parse_loss_fields,
-)
+from .losses import expected_fields, loss_field, parse_reject_losses, rejected_loss
 from .packing import Packer, packed_schema
 from .provenance import (
     COLUMN,
@@ -79,7 +72,7 @@ from .provenance import (
 )
 from .records import RecordTokenizer, encode_records
 from .report import TokenizeFailed, TokenizeSummary
-from .shapes import RecordShape, json_error, parse_drop
+from .shapes import TOOLS, RecordShape, json_error, parse_drop
 
 __all__ = [
     "RecordTokenizer",
@@ -197,7 +190,8 @@ def _tokenize_chunk(encoder: ConversationEncoder, options: _Options, chunk: Chun
     )
     result = _ChunkResult(0, len(chunk), None, rejected, 0, 0, 0)
     for drops in encoded.dropped.values():
-        result.dropped_messages.update(drops)
+        # (a dropped tool listing is the record's: no message lost it)
+        result.dropped_messages.update({key: count for key, count in drops.items() if key != TOOLS})
         result.dropped_records.update(drops.keys())
     kept_lines: list[int] = []
     ids: list[list[int]] = []
@@ -208,9 +202,11 @@ def _tokenize_chunk(encoder: ConversationEncoder, options: _Options, chunk: Chun
             rejected.append((line, str(tokenized), False))
             continue
         if tokenized.losses:
-            refused = _refused_loss(tokenized.losses, options)
+            refused = rejected_loss(
+                tokenized.losses, options.reject_losses, options.drop, options.format_name
+            )
             if refused is not None:
-                rejected.append((line, refused, False))
+                rejected.append((line, str(refused), False))
                 continue
         fitted, outcome = fit_length(tokenized, options.max_length, options.overflow)
         if fitted is None:
@@ -244,20 +240,6 @@ def _tokenize_chunk(encoder: ConversationEncoder, options: _Options, chunk: Chun
     )
     result.tokens = sum(lengths)
     return result
-
-
-def _refused_loss(losses: tuple[str, ...], options: _Options) -> str | None:
-    """The reason to reject a record whose render lost a field ``--reject-losses`` covers
-    (and ``--drop`` does not make expected), or None."""
-    if not options.reject_losses:
-        return None
-    loss = first_covered(losses, options.reject_losses, expected_fields(options.drop))
-    if loss is None:
-        return None
-    return (
-        f"{loss_path(loss)}: {loss_outcome(loss)}, as format {options.format_name!r} leaves"
-        f" it out; expected no loss of {loss_field(loss)} (--reject-losses)"
-    )
 
 
 def _module(name: str) -> Any:
@@ -426,14 +408,7 @@ def tokenize_file(
         raise PawletteError(f"-o {output_path}: the input itself; expected another file")
     policy = coerce_mask(mask)
     drops = parse_drop(drop)
-    refused_losses = parse_loss_fields(reject_losses, "reject-losses")
-    clash = sorted(expected_fields(drops) & refused_losses)
-    if clash:
-        raise RequestError(
-            "reject-losses",
-            f"{', '.join(clash)}, a loss --drop {','.join(sorted(drops))} makes expected",
-            "--drop or --reject-losses to name it, not both",
-        )
+    refused_losses = parse_reject_losses(reject_losses, drops)
     shape = RecordShape(messages_field=messages_field, sharegpt=sharegpt)
     if messages_field is not None and not isinstance(messages_field, str):
         raise RequestError("messages_field", f"found {messages_field!r}", "a key name")
@@ -902,8 +877,8 @@ def add_tokenize_arguments(parser: argparse.ArgumentParser) -> None:
         "--drop",
         default=None,
         help="features to drop where the format cannot express them, comma-separated:"
-        " reasoning, name, metadata (default: reject such records); their losses where the"
-        " format leaves them out are expected (see --reject-losses)",
+        " reasoning, name, metadata, tools (default: reject such records); their losses where"
+        " the format leaves them out are expected (see --reject-losses)",
     )
     parser.add_argument("--messages-field", default=None, help="the key of the messages list")
     parser.add_argument(
