@@ -5,9 +5,9 @@ Its *field* is the path without its indexes (``messages.name``, ``tools``,
 ``tools.function.description``, ``messages.tool_calls.id``): what ``pawlette tokenize`` counts
 and what ``pawlette serve`` reports and counts, and what ``--reject-losses`` (tokenize;
 :class:`~pawlette.tokenization.RecordTokenizer`'s ``reject_losses``, with the same
-:class:`RejectedLoss`) and ``--refuse-losses`` (serve) choose, as comma-separated fields where a field also covers the
-fields under it (``tools`` covers ``tools.function.description``; ``messages`` every message
-field) and ``all`` covers every one.
+:class:`RejectedLoss`) and ``--refuse-losses`` (serve) choose, as comma-separated fields where
+a field also covers the fields under it (``tools`` covers ``tools.function.description``;
+``messages`` every message field) and ``all`` covers every one.
 
 ``--drop`` (tokenize) makes the losses of the features it names expected (:data:`DROP_FIELDS`,
 and every field under them): they are counted as such and never rejected.
