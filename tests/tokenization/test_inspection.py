@@ -14,8 +14,10 @@ import pawlette
 from pawlette.cli import main
 from pawlette.tokenization import ConversationEncoder, add_markers
 from pawlette.tokenization.inspection import LEARNED_CLOSE, LEARNED_OPEN
+from pawlette.tokenization.losses import LEFT_OUT
 
 from ..support.llama3 import llama3_tokenizer
+from .support import small
 
 RECORD = {
     "messages": [
@@ -161,6 +163,91 @@ def provenance_rows(lines: list[str]) -> list[tuple[int, int, bool, int, str]]:
         message, kind = rest.removeprefix("yes").split(None, 2)[:2]
         rows.append((int(position), int(token), learned, int(message), kind))
     return rows
+
+
+NAMED_WITH_TOOLS = {
+    "messages": [
+        {"role": "user", "content": "Hi", "name": "Ann"},
+        {"role": "assistant", "content": "Yo"},
+        {"role": "user", "content": "Again", "name": "Ann"},
+        {"role": "assistant", "content": "Yes"},
+    ],
+    "tools": [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}],
+}
+NO_LOSSES = {
+    "messages": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Yo"}]
+}
+
+
+def test_a_records_losses_are_shown_per_path(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Gemma's template writes no tools and no user names: each loss is printed after the
+    counts, by its JSON path, those --drop expects marked; the page lists them."""
+    tokenizer = tmp_path / "gemma.json"
+    small("gemma").save(str(tokenizer))
+    source = tmp_path / "record.json"
+    source.write_text(json.dumps(NAMED_WITH_TOOLS), encoding="utf-8")
+    page = tmp_path / "record.html"
+    command = ["inspect", "-f", "gemma", "--tokenizer", str(tokenizer), str(source)]
+    assert main([*command, "--colour", "never", "--html", str(page)]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith("record.json · gemma: ")
+    assert err[1:4] == [
+        f"  {LEFT_OUT} (not in the ids):",
+        "    tools: not written",
+        "    messages[0].name: not written",
+    ]
+    assert err[4] == "    messages[2].name: not written"
+    assert html.escape(
+        f"{LEFT_OUT}: tools: not written; messages[0].name: not written;"
+        " messages[2].name: not written"
+    ) in page.read_text(encoding="utf-8")
+    assert main([*command, "--provenance", "--drop", "name"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err[2:] == [
+        "    tools: not written",
+        "    messages[0].name: not written (expected: --drop)",
+        "    messages[2].name: not written (expected: --drop)",
+    ]
+    source.write_text(json.dumps(NO_LOSSES), "utf-8")
+    assert main(command) == 0
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and LEFT_OUT not in err  # no losses: nothing said
+
+
+def test_a_rows_file_counts_its_losses_by_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tokenizer = tmp_path / "gemma.json"
+    small("gemma").save(str(tokenizer))
+    plain = NO_LOSSES
+    source = tmp_path / "in.jsonl"
+    source.write_text(json.dumps(NAMED_WITH_TOOLS) + "\n" + json.dumps(plain) + "\n", "utf-8")
+    for name, extra in (("plain", ["--drop", "name"]), ("packed", ["--pack", "512"])):
+        output = tmp_path / f"{name}.parquet"
+        tokenize = ["tokenize", "-f", "gemma", "--tokenizer", str(tokenizer), str(source), "-o",
+                    str(output), "--workers", "0", "--no-progress", *extra]  # fmt: skip
+        assert main(tokenize) == 0
+        capsys.readouterr()
+        assert main(["inspect", str(output), "--colour", "never"]) == 0
+        err = capsys.readouterr().err.splitlines()
+        record = "line 1" if name == "plain" else "each line"
+        expected = " (expected: --drop)" if name == "plain" else ""
+        assert err[1:] == [
+            f"  {LEFT_OUT}, in the file's records (tokenize's summary; a row keeps no losses:"
+            f" inspect the record of {record} with -f for its own):",
+            f"    messages.name: 2 times in 1 records{expected}",
+            "    tools: 1 times in 1 records",
+        ]
+    # A file whose summary counts no losses (or that has none) says nothing of them.
+    source.write_text(json.dumps(plain) + "\n", "utf-8")
+    output = tmp_path / "none.parquet"
+    assert main(["tokenize", "-f", "gemma", "--tokenizer", str(tokenizer), str(source), "-o",
+                 str(output), "--workers", "0", "--no-progress"]) == 0  # fmt: skip
+    capsys.readouterr()
+    assert main(["inspect", str(output), "--colour", "never"]) == 0
+    assert LEFT_OUT not in capsys.readouterr().err
 
 
 def test_a_parquet_row_shows_each_tokens_provenance(

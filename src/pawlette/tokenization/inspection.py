@@ -13,6 +13,12 @@ where each sequence starts.  Each token's provenance (message index and segment 
 inspected with ``-f``, and from the row's ``provenance`` column (:mod:`.provenance`, written
 by ``pawlette tokenize``) for a Parquet row; a file without that column (written before it
 existed, or by another tool) shows the tokens but refuses ``--provenance``.
+
+What the format left out of the text, as its model's template does (a user's ``name``, the
+tools of a format whose template writes none: :mod:`.losses`), is printed after the counts
+(and listed on the page): a record's losses one per JSON path, those ``--drop`` makes expected
+marked so.  A Parquet row keeps no losses of its own; the file's counts by field (``pawlette
+tokenize``'s summary) are shown, and its record, inspected with ``-f``, shows its own.
 """
 
 from __future__ import annotations
@@ -21,17 +27,28 @@ import argparse
 import html
 import json
 import sys
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..errors import PawletteError
 from .backend import TokenizerBackend, load_backend
 from .encoder import IGNORE_INDEX
+from .losses import LEFT_OUT, covered, expected_fields, loss_field
 from .provenance import COLUMN, expand_runs
+from .shapes import DROPPABLE
 
-__all__ = ["TokenView", "add_inspect_arguments", "command_inspect", "render_html", "render_text"]
+__all__ = [
+    "Inspected",
+    "TokenView",
+    "add_inspect_arguments",
+    "command_inspect",
+    "file_loss_lines",
+    "loss_lines",
+    "render_html",
+    "render_text",
+]
 
 LEARNED_OPEN, LEARNED_CLOSE = "⟦", "⟧"
 _GREEN, _BOLD, _DIM, _RESET = "\x1b[30;42m", "\x1b[1m", "\x1b[2m", "\x1b[0m"
@@ -49,6 +66,54 @@ class TokenView:
     kind: str | None = None
     sequence_start: int | None = None
     """The source line of the packed sequence that starts at this token, if one does."""
+
+
+@dataclass
+class Inspected:
+    """What ``pawlette inspect`` shows of a record or a row."""
+
+    views: list[TokenView]
+    title: str
+    facts: list[str]
+    """Lines of the page's header (format, mask, tokenizer, losses)."""
+    losses: list[str] = field(default_factory=list)
+    """Lines printed after the counts: what the format left out (:func:`loss_lines`)."""
+
+
+def loss_lines(losses: Sequence[str], expected: frozenset[str] = frozenset()) -> list[str]:
+    """A record's losses as ``inspect`` prints them: a heading, then each loss line (its JSON
+    path and what happened), marked when its field is one ``expected`` covers (``--drop``)."""
+    if not losses:
+        return []
+    lines = [f"  {LEFT_OUT} (not in the ids):"]
+    for loss in losses:
+        mark = " (expected: --drop)" if covered(loss_field(loss), expected) else ""
+        lines.append(f"    {loss}{mark}")
+    return lines
+
+
+def file_loss_lines(
+    counts: Mapping[str, object], expected: frozenset[str], row_line: object
+) -> list[str]:
+    """The losses a Parquet file's summary counts (``lost_places``, ``lost_records`` by
+    field), as :func:`loss_lines` prints a record's; empty when it counts none (or is not
+    ``pawlette tokenize``'s)."""
+    places, records = counts.get("lost_places"), counts.get("lost_records")
+    if not isinstance(places, Mapping) or not isinstance(records, Mapping) or not records:
+        return []
+    record = f"line {row_line}" if isinstance(row_line, int) else "each line"
+    lines = [
+        f"  {LEFT_OUT}, in the file's records (tokenize's summary; a row keeps no losses:"
+        f" inspect the record of {record} with -f for its own):"
+    ]
+    for name, found in sorted(records.items()):
+        if not isinstance(name, str) or type(found) is not int:
+            continue
+        times = places.get(name)
+        where = f"{times:,} times in " if type(times) is int else ""
+        mark = " (expected: --drop)" if covered(name, expected) else ""
+        lines.append(f"    {name}: {where}{found:,} records{mark}")
+    return lines if len(lines) > 1 else []
 
 
 def token_views(
@@ -230,10 +295,8 @@ def command_inspect(arguments: argparse.Namespace) -> int:
             magic = handle.read(4)
     except OSError as error:
         raise PawletteError(f"{path}: cannot read ({error.strerror})") from error
-    if magic == b"PAR1":
-        views, title, facts = _parquet_row(path, arguments)
-    else:
-        views, title, facts = _record(path, arguments)
+    inspected = _parquet_row(path, arguments) if magic == b"PAR1" else _record(path, arguments)
+    views, title, facts = inspected.views, inspected.title, inspected.facts
     colour = sys.stdout.isatty() if arguments.colour == "auto" else arguments.colour == "always"
     if arguments.provenance:
         sys.stdout.write(render_provenance(views) + "\n")
@@ -241,6 +304,8 @@ def command_inspect(arguments: argparse.Namespace) -> int:
         sys.stdout.write(render_text(views, colour=colour) + "\n")
     learned = sum(view.learned for view in views)
     sys.stderr.write(f"{title}: {len(views):,} tokens, {learned:,} learned\n")
+    for line in inspected.losses:
+        sys.stderr.write(line + "\n")
     if arguments.html:
         target = Path(arguments.html)
         try:
@@ -251,7 +316,7 @@ def command_inspect(arguments: argparse.Namespace) -> int:
     return 0
 
 
-def _record(path: Path, arguments: argparse.Namespace) -> tuple[list[TokenView], str, list[str]]:
+def _record(path: Path, arguments: argparse.Namespace) -> Inspected:
     from .records import RecordTokenizer
 
     if not arguments.format or not arguments.tokenizer:
@@ -280,7 +345,10 @@ def _record(path: Path, arguments: argparse.Namespace) -> tuple[list[TokenView],
         f"mask {function.mask}",
         f"tokenizer {arguments.tokenizer}",
     ]
-    return views, title, facts
+    losses = loss_lines(result.losses, expected_fields(function.drop))
+    if losses:
+        facts.append(f"{LEFT_OUT}: " + "; ".join(line.strip() for line in losses[1:]))
+    return Inspected(views, title, facts, losses)
 
 
 def _jsonable_mask(policy: Any) -> dict[str, Any]:
@@ -312,9 +380,7 @@ def _one_record(text: str, line: int, path: Path) -> Any:
         raise PawletteError(f"{path}:{line}: not a JSON record ({error})") from error
 
 
-def _parquet_row(
-    path: Path, arguments: argparse.Namespace
-) -> tuple[list[TokenView], str, list[str]]:
+def _parquet_row(path: Path, arguments: argparse.Namespace) -> Inspected:
     import importlib
 
     pyarrow = importlib.import_module("pyarrow")
@@ -373,7 +439,29 @@ def _parquet_row(
     facts = [
         f"{key} {provenance[key]}" for key in ("format", "mask", "tokenizer") if key in provenance
     ]
-    return views, title, facts
+    losses = file_loss_lines(_summary(metadata), _drop_expected(provenance), row.get("line"))
+    if losses:
+        facts.append(
+            f"{LEFT_OUT}, in the file's records: " + "; ".join(line.strip() for line in losses[1:])
+        )
+    return Inspected(views, title, facts, losses)
+
+
+def _summary(metadata: Mapping[bytes, bytes]) -> Mapping[str, object]:
+    """The file's ``pawlette.summary`` counts ({} when absent or not an object)."""
+    try:
+        counts = json.loads(metadata.get(b"pawlette.summary", b"{}"))
+    except ValueError:  # another tool's key of that name
+        return {}
+    return counts if isinstance(counts, dict) else {}
+
+
+def _drop_expected(provenance: Mapping[str, object]) -> frozenset[str]:
+    """The loss fields the run's ``--drop`` made expected."""
+    drop = provenance.get("drop")
+    if not isinstance(drop, list):
+        return frozenset()
+    return expected_fields(frozenset(item for item in drop if item in DROPPABLE))
 
 
 def _check_row(where: str, row: dict[str, Any]) -> None:

@@ -24,6 +24,7 @@ from .shapes import comma_words, parse_drop
 __all__ = [
     "ALL",
     "DROP_FIELDS",
+    "LEFT_OUT",
     "RejectedLoss",
     "covered",
     "expected_fields",
@@ -44,6 +45,8 @@ DROP_FIELDS: dict[str, tuple[str, ...]] = {
     "tools": ("tools",),
 }
 """Each ``--drop`` feature and the loss fields it makes expected."""
+LEFT_OUT = "left out by the format, as its model's template does"
+"""What the command line says of losses (``tokenize``'s summary, ``inspect``)."""
 
 _INDEX = re.compile(r"\[\d+\]")
 _FIELD = re.compile(r"(messages|tools)(\.[A-Za-z_]+)*")

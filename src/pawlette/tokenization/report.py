@@ -7,7 +7,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from ..errors import PawletteError
-from .losses import covered
+from .losses import LEFT_OUT, covered
 
 __all__ = ["TokenizeFailed", "TokenizeSummary", "reason_group"]
 
@@ -101,8 +101,7 @@ class TokenizeSummary:
             )
         if self.lost_records:
             lines.append(
-                "  left out by the format, as its model's template does (not in the ids;"
-                " --reject-losses FIELDS rejects such records):"
+                f"  {LEFT_OUT} (not in the ids; --reject-losses FIELDS rejects such records):"
             )
             for name, records in sorted(self.lost_records.items()):
                 expected = " (expected: --drop)" if covered(name, self.expected_losses) else ""
