@@ -12,11 +12,18 @@ that ``json.loads`` to an object, at least one under ``required``/named and none
 ``none``, no marker text in content outside ``auto``, and ``finish_reason`` ``tool_calls``
 with calls else ``stop`` (never ``length``).
 
-Printed: a Markdown table (passed/requests per tool choice, engine errors: an HTTP error from
-pawlette, which answers 502 when the engine fails; length cuts: answers that ended by
-``max_tokens``; the seconds the format took), then every failure reason with its count, and
-the load average before and after (the machine may be shared: times are not comparable
-across loads, pass counts are).
+A forced call (``required``, named) to tools the format leaves out of the prompt (its
+template writes none: DeepSeek V3.1's and R1's) is refused by ``pawlette serve`` with a 400
+naming ``tool_choice``, by design (the model would call a function it was never shown): such a
+request counts as *refused*, apart from passes and failures; served, it is a failure.  Any
+other 4xx is a failure.
+
+Printed: a Markdown table (passed/requests per tool choice, ``refused`` for a choice refused
+by design, ``passed/requests (n refused)`` when only some were; refused: the requests refused
+by design; engine errors: an HTTP error from pawlette, which answers 502 when the engine
+fails; length cuts: answers that ended by ``max_tokens``; the seconds the format took), then
+every failure reason with its count, and the load average before and after (the machine may
+be shared: times are not comparable across loads, pass counts are).
 
 ``--corpus`` runs instead the declared formats (variants included, ``chatml:qwen3-coder``) that
 write a template of llama.cpp's collection and have calls; ``--results PATH`` also writes, for
@@ -44,9 +51,16 @@ from typing import cast
 import openai
 
 from pawlette.export.grammar import grammar_formats
+from pawlette.formats import get_format
 from pawlette.serve.engines import GrammarSetting
+from tests.serve.scenarios import tools_left_out
 from tests.support.gguf_checks import CHOICES, ask_choice, parallel_for, problems
 from tests.support.gguf_server import Stack
+
+FORCED = ("required", "named")
+REFUSAL_PARAM = "tool_choice"
+"""The ``param`` of the 400 that refuses a forced call to tools the format leaves out."""
+SERVED_FORCED = "served a forced call to tools the format leaves out; expected a 400"
 
 
 @dataclass
@@ -55,6 +69,8 @@ class Cell:
 
     requests: int = 0
     passed: int = 0
+    refused: int = 0
+    """Requests refused by design: a forced call to tools the format leaves out."""
     engine_errors: int = 0
     length_cuts: int = 0
     reasons: Counter[str] = field(default_factory=Counter)
@@ -65,6 +81,27 @@ class Row:
     format: str
     cells: dict[str, Cell] = field(default_factory=dict)
     seconds: float = 0.0
+
+
+def cell_text(cell: Cell) -> str:
+    """A cell as the table shows it: ``passed/requests``, ``refused`` when every request was
+    refused by design, ``passed/requests (n refused)`` when some were."""
+    if cell.refused and cell.refused == cell.requests:
+        return "refused"
+    served = f"{cell.passed}/{cell.requests - cell.refused}"
+    return f"{served} ({cell.refused} refused)" if cell.refused else served
+
+
+def refused_by_design(error: openai.APIError, expected: bool) -> bool:
+    """Whether ``error`` is the 400 that refuses a forced call to tools the format leaves
+    out (``expected``: the case is one), naming ``tool_choice``."""
+    body = getattr(error, "body", None)
+    return (
+        expected
+        and getattr(error, "status_code", None) == 400
+        and isinstance(body, dict)
+        and body.get("param") == REFUSAL_PARAM
+    )
 
 
 def _reason(problem: str) -> str:
@@ -84,11 +121,13 @@ def run_format(
 ) -> Row:
     row = Row(name)
     started = time.monotonic()
+    left_out = tools_left_out(get_format(name))
     stack = Stack(name, grammar_syntax=grammar_syntax)
     try:
         client = stack.client()
         for choice in CHOICES:
             parallel = parallel_for(name, choice, None)
+            refusal = left_out and choice in FORCED
             cell = row.cells[choice] = Cell()
             for seed in range(seeds):
                 cell.requests += 1
@@ -102,6 +141,9 @@ def run_format(
                         seed=seed,
                     )
                 except openai.APIError as error:
+                    if refused_by_design(error, refusal):
+                        cell.refused += 1
+                        continue
                     status = getattr(error, "status_code", None)
                     if status is not None and status < 500:  # refused: a failure, no engine's
                         cell.reasons[f"HTTP {status}: {error.message}"] += 1
@@ -110,6 +152,9 @@ def run_format(
                     cell.reasons[f"engine error (HTTP {status or 'stream error event'})"] += 1
                     continue
                 cell.length_cuts += finish == "length"
+                if refusal:
+                    cell.reasons[SERVED_FORCED] += 1
+                    continue
                 found = problems(name, choice, parallel, message, finish)
                 cell.passed += not found
                 for problem in found:
@@ -123,11 +168,12 @@ def run_format(
 
 def table(rows: list[Row]) -> str:
     choices = list(CHOICES)
-    head = ["format", *choices, "engine errors", "length cuts", "seconds"]
+    head = ["format", *choices, "refused", "engine errors", "length cuts", "seconds"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for row in rows:
         cells = [row.cells[choice] for choice in choices]
-        values = [row.format, *(f"{cell.passed}/{cell.requests}" for cell in cells)]
+        values = [row.format, *(cell_text(cell) for cell in cells)]
+        values.append(str(sum(cell.refused for cell in cells)))
         values.append(str(sum(cell.engine_errors for cell in cells)))
         values.append(str(sum(cell.length_cuts for cell in cells)))
         values.append(f"{row.seconds:.0f}")
@@ -181,9 +227,7 @@ def with_calls(names: list[str]) -> list[str]:
 
 def result_text(row: Row, stream: bool) -> str:
     """One format's run in a cell: the passes per tool choice."""
-    cells = ", ".join(
-        f"{choice} {cell.passed}/{cell.requests}" for choice, cell in row.cells.items()
-    )
+    cells = ", ".join(f"{choice} {cell_text(cell)}" for choice, cell in row.cells.items())
     return f"{cells} ({'streamed' if stream else 'not streamed'})"
 
 
@@ -252,7 +296,7 @@ def main() -> None:
                 cast("GrammarSetting | None", options.grammar_syntax),
             )
         )
-        passes = " ".join(f"{cell.passed}/{cell.requests}" for cell in rows[-1].cells.values())
+        passes = " ".join(cell_text(cell) for cell in rows[-1].cells.values())
         print(f"  {name}: {passes}, {rows[-1].seconds:.0f} s ({_load()})", flush=True)
     print()
     print(table(rows))
@@ -282,6 +326,9 @@ if __name__ == "__main__":
             "request passes when its calls go only to allowed functions with JSON-object "
             "arguments, at least one call comes under `required` or a named function and none "
             "under `none`, no marker text is in the content, and the finish reason is right. "
+            "A forced call to tools the format leaves out of the prompt (its template writes "
+            "none) is refused with a 400 naming `tool_choice`, by design: the cell says "
+            "`refused`, and the refused column counts them. "
             "A random model may repeat parallel calls until `max_tokens`: such an answer "
             "passes with `length` when its complete calls are valid and the content is at "
             "most the text of the one call the limit cut (a cut call is content, with a "
