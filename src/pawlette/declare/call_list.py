@@ -276,7 +276,8 @@ class CallListReader(WholeTextReader):
         keys: dict[str, str],
         closed: bool,
         bracketed: bool = True,
-        concept: CallConcept | None = None,
+        *,
+        concept: CallConcept,
     ) -> None:
         super().__init__(parser)
         self._keys = keys
@@ -302,13 +303,9 @@ class CallListReader(WholeTextReader):
                 expected = f"{expected}, each {offered_tools(parser.tools)}"
             give_back(parser, where, f"calls {raw[:60]!r}: {problem}", expected, raw)
             return
-        concept = self._concept
         for name, call_id, arguments in calls:
-            if concept is not None:
-                call_id = concept.served_id(parser, call_id or None, name, where)
-            elif not call_id:
-                call_id = parser.new_call_id()
-            parser.emit_call(parser.next_call_index(), call_id, name, arguments)
+            served = self._concept.served_id(parser, call_id or None, name, where)
+            parser.emit_call(parser.next_call_index(), served, name, arguments)
 
     def _read(self, text: str, calls: list[tuple[str, str | None, str]]) -> str | None:
         if not self._bracketed:

@@ -41,7 +41,7 @@ class NameKeyedCalls(JsonCallList):
         reader = Described(
             "JSON call list keyed by name",
             lambda parser: NameKeyedReader(
-                parser, {"name": "name", "arguments": "arguments"}, closed
+                parser, {"name": "name", "arguments": "arguments"}, closed, concept=self
             ),
             closed=closed,
         )
