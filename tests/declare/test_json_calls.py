@@ -7,7 +7,6 @@ grammar."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -455,31 +454,3 @@ def test_phi4_mini_renders_as_its_template(
 def test_phi4_mini_layout_is_registrable() -> None:
     with registering.registered(phi4_layout("repr")) as fmt:
         assert pawlette.get_format(fmt.name) is fmt
-
-
-# ---------------------------------------------------------------------- also_open
-
-
-def test_also_open_reads_a_call_the_template_never_writes() -> None:
-    """A fence a model writes before a call (Llama 3's ``<|python_tag|>``): read, never
-    written, and no grammar asks for it."""
-    tagged = JsonCalls(open=None, parallel=False, also_open=(fence(M("<|python_tag|>")),))
-    with registering.registered(layout("test-also-open", tagged)) as fmt:
-        text = 'Sure.<|python_tag|>{"name": "get_weather", "arguments": {"city": "Oslo"}}'
-        completion = fmt.parse(text, tools=[WEATHER])
-        assert completion.warnings == ()
-        assert completion.message["content"] == "Sure."
-        assert read_calls_of(completion.message) == [("get_weather", {"city": "Oslo"})]
-        grammar = export_grammar(fmt.name, [WEATHER], "required", False, "lark")
-        start = next(line for line in grammar.splitlines() if line.startswith("start:"))
-        assert start == "start: call"  # the marker is only kept out of text
-        written = fmt.render(request({"role": "assistant", "tool_calls": [call(1, {})]})).text
-        assert "python_tag" not in written
-
-
-def test_also_open_reads_joined_and_python_calls_as_the_turn_does() -> None:
-    tagged = dataclasses.replace(REPR, also_open=(fence(M("<|python_tag|>")),))
-    with registering.registered(layout("test-also-open-repr", tagged)) as fmt:
-        text = "<|python_tag|>" + '{"name": "get_weather", "arguments": {\'city\': \'A\'}},' * 2
-        completion = fmt.parse(text.rstrip(","), tools=[WEATHER])
-        assert read_calls_of(completion.message) == [("get_weather", {"city": "A"})] * 2

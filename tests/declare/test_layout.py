@@ -286,10 +286,6 @@ def tiny(*concepts: Concept, **changes: Any) -> Layout:
             "special tokens, fence('Tools:') if it is text)",
         ),
         (
-            lambda: tiny(JsonCalls(open=fence("<c>"), also_open=("<|python_tag|>",))),  # type: ignore[arg-type]
-            "JsonCalls.also_open[0]: '<|python_tag|>'; expected a fence",
-        ),
-        (
             lambda: tiny(PromptRest(prompt=fence("A:"), rest=" ")),  # type: ignore[arg-type]
             "PromptRest.prompt: a fence, (Lit(text='A:'),); expected plain text (a str)",
         ),

@@ -13,8 +13,14 @@ from typing import Any
 import pytest
 
 import pawlette
+from pawlette.declare import Marker, declare, fence
+from pawlette.errors import FormatError
+from pawlette.export import export_grammar
+from pawlette.formats.llama3.calls import Llama3Calls
 from tests.support.template_compare import corpus_reference
 
+from ..declare import registering
+from ..declare.test_json_calls import WEATHER, call, layout, read_calls_of, request
 from ..declared.model_output import check_every_way
 from ..support.llama3 import llama3_tokenizer
 
@@ -287,3 +293,46 @@ def test_the_exported_template_writes_what_the_format_writes() -> None:
             [request["messages"]], tools=TOOLS, chat_template=export_jinja(fmt)
         )
         assert rendered[0] == fmt.render(request).text
+
+
+# ---------------------------------------------------------------------- also_open
+
+
+def test_also_open_reads_a_call_the_template_never_writes() -> None:
+    """A fence a model writes before a call (``<|python_tag|>``): read, never written, and
+    no grammar asks for it."""
+    tagged = Llama3Calls(open=None, parallel=False, also_open=(fence(Marker("<|python_tag|>")),))
+    with registering.registered(layout("test-also-open", tagged)) as fmt:
+        text = 'Sure.<|python_tag|>{"name": "get_weather", "arguments": {"city": "Oslo"}}'
+        completion = fmt.parse(text, tools=[WEATHER])
+        assert completion.warnings == ()
+        assert completion.message["content"] == "Sure."
+        assert read_calls_of(completion.message) == [("get_weather", {"city": "Oslo"})]
+        grammar = export_grammar(fmt.name, [WEATHER], "required", False, "lark")
+        start = next(line for line in grammar.splitlines() if line.startswith("start:"))
+        assert start == "start: call"  # the marker is only kept out of text
+        written = fmt.render(request({"role": "assistant", "tool_calls": [call(1, {})]})).text
+        assert "python_tag" not in written
+
+
+def test_also_open_reads_joined_and_python_calls_as_the_turn_does() -> None:
+    tagged = Llama3Calls(
+        open=None,
+        separator=fence(","),
+        with_content=False,
+        drops_calls=True,
+        arguments="repr",
+        also_open=(fence(Marker("<|python_tag|>")),),
+    )
+    with registering.registered(layout("test-also-open-repr", tagged)) as fmt:
+        text = "<|python_tag|>" + '{"name": "get_weather", "arguments": {\'city\': \'A\'}},' * 2
+        completion = fmt.parse(text.rstrip(","), tools=[WEATHER])
+        assert read_calls_of(completion.message) == [("get_weather", {"city": "A"})] * 2
+
+
+def test_also_open_holds_fences() -> None:
+    tagged = Llama3Calls(open=fence("<c>"), also_open=("<|python_tag|>",))  # type: ignore[arg-type]
+    with pytest.raises(
+        FormatError, match=r"Llama3Calls\.also_open\[0\]: '<\|python_tag\|>'; expected a fence"
+    ):
+        declare(layout("test-also-open-fences", tagged))

@@ -276,7 +276,8 @@ class CallListReader(WholeTextReader):
         keys: dict[str, str],
         closed: bool,
         bracketed: bool = True,
-        concept: CallConcept | None = None,
+        *,
+        concept: CallConcept,
     ) -> None:
         super().__init__(parser)
         self._keys = keys
@@ -302,13 +303,9 @@ class CallListReader(WholeTextReader):
                 expected = f"{expected}, each {offered_tools(parser.tools)}"
             give_back(parser, where, f"calls {raw[:60]!r}: {problem}", expected, raw)
             return
-        concept = self._concept
         for name, call_id, arguments in calls:
-            if concept is not None:
-                call_id = concept.served_id(parser, call_id or None, name, where)
-            elif not call_id:
-                call_id = parser.new_call_id()
-            parser.emit_call(parser.next_call_index(), call_id, name, arguments)
+            served = self._concept.served_id(parser, call_id or None, name, where)
+            parser.emit_call(parser.next_call_index(), served, name, arguments)
 
     def _read(self, text: str, calls: list[tuple[str, str | None, str]]) -> str | None:
         if not self._bracketed:
@@ -323,30 +320,37 @@ class CallListReader(WholeTextReader):
         twice = key_written_twice(text)
         if twice is not None:  # JSON keeps the last: the first would be lost unseen
             return f"the key {twice!r} written twice in an object"
-        keys = self._keys
-        tools = self._parser.tools
         for item in value:
-            if not isinstance(item, dict):
-                return "an item that is not an object"
-            name = item.get(keys["name"])
-            arguments: Any = item.get(keys["arguments"], {})
-            call_id = item.get(keys["id"]) if "id" in keys else None
-            if not isinstance(name, str) or not name:
-                return "an item without a name"
-            refused = unknown_tool(tools, name)
-            if refused is not None:
-                return refused
-            if isinstance(arguments, str):  # arguments given as JSON text holding an object
-                arguments, problem = load_json(arguments)
-                if problem is not None:
-                    return f"{name}: arguments {problem}"
-            if not isinstance(arguments, dict):
-                return f"{name}: arguments that are not an object"
-            written = json.dumps(arguments, ensure_ascii=False)
-            problem = arguments_problem(written)
+            problem = self.read_item(item, calls)
             if problem is not None:
-                return f"{name}: {problem}"
-            calls.append((name, call_id if isinstance(call_id, str) else None, written))
+                return problem
+        return None
+
+    def read_item(self, item: Any, calls: list[tuple[str, str | None, str]]) -> str | None:
+        """Add the call of ``item``, an item of the array, to ``calls``; else the problem
+        that makes it none."""
+        keys = self._keys
+        if not isinstance(item, dict):
+            return "an item that is not an object"
+        name = item.get(keys["name"])
+        arguments: Any = item.get(keys["arguments"], {})
+        call_id = item.get(keys["id"]) if "id" in keys else None
+        if not isinstance(name, str) or not name:
+            return "an item without a name"
+        refused = unknown_tool(self._parser.tools, name)
+        if refused is not None:
+            return refused
+        if isinstance(arguments, str):  # arguments given as JSON text holding an object
+            arguments, problem = load_json(arguments)
+            if problem is not None:
+                return f"{name}: arguments {problem}"
+        if not isinstance(arguments, dict):
+            return f"{name}: arguments that are not an object"
+        written = json.dumps(arguments, ensure_ascii=False)
+        problem = arguments_problem(written)
+        if problem is not None:
+            return f"{name}: {problem}"
+        calls.append((name, call_id if isinstance(call_id, str) else None, written))
         return None
 
 

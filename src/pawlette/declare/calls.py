@@ -434,9 +434,6 @@ class SectionedCallConcept(CallConcept):
         """The template's counterpart of :meth:`write_call` (``call``, ``loop`` in scope)."""
         raise NotImplementedError
 
-    def jinja_after_calls(self, out: Template) -> None:
-        """In the template, after a message's calls."""
-
     def jinja_calls(self, out: Template) -> None:
         out.fence(self.section_open)
         written = "message.tool_calls[:1]" if self.first_only else "message.tool_calls"
@@ -448,7 +445,6 @@ class SectionedCallConcept(CallConcept):
         out.fence(self.close)
         out.out("{%- endfor -%}")
         out.fence(self.section_close)
-        self.jinja_after_calls(out)
 
 
 class ListedCallConcept(CallConcept):

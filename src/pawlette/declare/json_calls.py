@@ -87,9 +87,6 @@ class JsonCalls(JsonCallObject, SectionedCallConcept):
       two of them, or none, is malformed.
     - ``text_after``: text after a call's close is the turn's text, read as content (PCML);
       otherwise only whitespace comes between calls (stray text is kept, with a warning).
-    - ``also_open``: other fences that start a call running to the end of the turn, where
-      a call may open (Llama 3's ``<|python_tag|>``, which models write and Meta's templates
-      do not).
     - ``close_optional``: the end of the turn may replace ``close``, as vLLM's hermes parser
       reads Hermes' calls: a call whose close never comes (an engine may cut it as a stop
       string, or the model end its turn after the object) is still a call when its object is
@@ -112,7 +109,6 @@ class JsonCalls(JsonCallObject, SectionedCallConcept):
     drops_calls: bool = False
     first_only: bool = False
     ascii: bool = False
-    also_open: tuple[Fence, ...] = ()
     close_optional: bool = False
 
     separators: ClassVar[tuple[str, str]] = (", ", ": ")  # type: ignore[misc]
@@ -231,23 +227,7 @@ class JsonCalls(JsonCallObject, SectionedCallConcept):
             literal=literal,
         )
 
-    def tagged_reader(self) -> ReaderFactory:
-        """The reader of a call opened by one of ``also_open``: it runs to the end of the
-        turn, read as the turn's bare calls are."""
-        return self.json_reader("the end", joined=True)
-
     def rows(self, table: Table) -> None:
-        self.written_rows(table)
-        if not self.also_open:
-            return
-        texts = tuple(table.call_states)
-        table.state("assistant.tagged_call", self.tagged_reader(), "assistant", ends=True)
-        for pieces in self.also_open:
-            for state in texts:
-                table.on(state, table.text(pieces), "assistant.tagged_call")
-
-    def written_rows(self, table: Table) -> None:
-        """The rows of the calls as the format writes them."""
         if self.open is None:
             for state in ("assistant.head", "assistant.body"):
                 table.reader(state, self.bare_reader())

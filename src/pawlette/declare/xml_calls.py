@@ -17,7 +17,7 @@ from ..emit.grammar_ast import Marker as MarkerNode
 from ..emit.schema_walk import check_shapes
 from ..engine.call_arguments import MAX_NESTING, arguments_problem, load_json
 from ..engine.kept import MISSING, Kept
-from ..engine.machine import Parser
+from ..engine.machine import Parser, ReaderFactory
 from ..engine.readers import WholeTextReader
 from ..errors import FormatError
 from ..types import Tool, ToolCall
@@ -184,16 +184,27 @@ class XmlCalls(SectionedCallConcept):
         )
 
     def rows(self, table: Table) -> None:
-        tags = self.tags(table)
-        tag_fences = (self.name_close, self.key_open, self.key_close, self.key_close_other)
-        inner = {text for pieces in (*tag_fences, self.value_close) for text in markers_in(pieces)}
+        inner = {text for pieces in self.inner_fences() for text in markers_in(pieces)}
         # A close's special token the model writes without the text before it (Seed-OSS's
         # ``</seed:tool_call>`` without ``</function>\n``) is text inside the call, from ids
         # as from text (where the lexer knows only the whole close).
         inner |= {text for text in markers_in(self.close) if text != table.text(self.close)}
-        reader = Described("XML call", lambda parser: XmlCallReader(parser, tags))
-        table.state("call.xml", reader, "assistant", inner=inner)
+        table.state("call.xml", self.call_reader(table, self.tags(table)), "assistant", inner=inner)
         self.section_rows(table, "call.xml", "call.xml")
+
+    def inner_fences(self) -> tuple[Fence, ...]:
+        """The fences inside a call: its reader reads their markers as text."""
+        return (
+            self.name_close,
+            self.key_open,
+            self.key_close,
+            self.key_close_other,
+            self.value_close,
+        )
+
+    def call_reader(self, table: Table, tags: Tags) -> ReaderFactory:
+        """The reader of a call's text, from its ``open`` to its ``close``."""
+        return Described("XML call", lambda parser: XmlCallReader(parser, tags))
 
     # ------------------------------------------------------------------ the Jinja template
 

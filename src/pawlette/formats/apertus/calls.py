@@ -13,13 +13,12 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from json.encoder import encode_basestring as string
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pawlette.declare import JsonCallList
-from pawlette.declare.call_list import CallListReader, CallListSet, key_written_twice
+from pawlette.declare.call_list import CallListReader, CallListSet
 from pawlette.declare.readers import Described
 from pawlette.emit.grammar_ast import Lit, Node
-from pawlette.engine.call_arguments import arguments_problem, load_json
 
 if TYPE_CHECKING:
     from pawlette.declare.grammar import Turn
@@ -41,7 +40,9 @@ class NameKeyedCalls(JsonCallList):
         closed = bool(self.close)
         reader = Described(
             "JSON call list keyed by name",
-            lambda parser: NameKeyedReader(parser, {}, closed),
+            lambda parser: NameKeyedReader(
+                parser, {"name": "name", "arguments": "arguments"}, closed, concept=self
+            ),
             closed=closed,
         )
         table.reader("call.list", reader)
@@ -64,32 +65,13 @@ class NameKeyedReader(CallListReader):
 
     __slots__ = ()
 
-    def _read(self, text: str, calls: list[tuple[str, str | None, str]]) -> str | None:
-        value, problem = load_json(text.strip() or "null")
-        if problem is not None:
-            return problem
-        if not isinstance(value, list) or not value:
-            return "not a non-empty JSON array"
-        twice = key_written_twice(text)
-        if twice is not None:  # JSON keeps the last: the first would be lost unseen
-            return f"the key {twice!r} written twice in an object"
-        tools = {tool.name for tool in self._parser.tools}
-        for item in value:
-            if not isinstance(item, dict) or len(item) != 1:
-                return "an item that is not an object with one key, the function's name"
-            name, arguments = next(iter(item.items()))
-            if not name:
-                return "an item without a name"
-            if tools and name not in tools:
-                return f"no tool named {name!r}"
-            if not isinstance(arguments, dict):
-                return f"{name}: arguments that are not an object"
-            written = json.dumps(arguments, ensure_ascii=False)
-            problem = arguments_problem(written)
-            if problem is not None:
-                return f"{name}: {problem}"
-            calls.append((name, None, written))
-        return None
+    def read_item(self, item: Any, calls: list[tuple[str, str | None, str]]) -> str | None:
+        if not isinstance(item, dict) or len(item) != 1:
+            return "an item that is not an object with one key, the function's name"
+        name, arguments = next(iter(item.items()))
+        # (Arguments given as JSON text are no object here, as the peers read them.)
+        written = None if isinstance(arguments, str) else arguments
+        return super().read_item({"name": name, "arguments": written}, calls)
 
 
 class _NameKeyedSet(CallListSet):

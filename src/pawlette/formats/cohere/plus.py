@@ -179,7 +179,9 @@ class PlusCalls(JsonCallList):
         # ``Action:`` and the fence on one line, as Ollama's Command R+ template writes it.
         table.calls_open(SPACED_OPENS, "call.list")
         keys = {role: key for role, key in self.keys}
-        table.reader("call.list", lambda parser: PlusCallListReader(parser, keys, False))
+        table.reader(
+            "call.list", lambda parser: PlusCallListReader(parser, keys, False, concept=self)
+        )
 
     def grammar(self, turn: Turn) -> None:
         turn.calls = PlusCallSet(self, turn)

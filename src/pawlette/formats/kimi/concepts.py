@@ -164,7 +164,8 @@ class LabelledCalls(NamedCalls):
         out.literal(self.label.separator)
         out.out(f"{{{{- {number} | string -}}}}")
 
-    def jinja_after_calls(self, out: Template) -> None:
+    def jinja_calls(self, out: Template) -> None:
+        super().jinja_calls(out)
         if self.label.count == "conversation":
             out.out("{%- set ns.call_number = ns.call_number + message.tool_calls | length -%}")
 

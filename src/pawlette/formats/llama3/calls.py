@@ -1,8 +1,9 @@
 """Llama 3's calls as vLLM, SGLang and llama.cpp read them, beside the writing every bare
 JSON call format shares (:class:`~pawlette.declare.JsonCalls` with ``open=None``).
 
-- ``also_open`` (:class:`~pawlette.declare.JsonCalls`'s): other fences that start a call
-  running to the end of the turn (``<|python_tag|>``), read as below.
+- ``also_open``: other fences that start a call running to the end of the turn, where a
+  call may open (``<|python_tag|>``, which models write and Meta's templates do not), read
+  as the turn's bare calls are, and as below.
 - ``ignored_members``: ``(key, value)`` members a model may add, read and dropped (an added
   ``"type": "function"``).
 - ``joined_by``: separators a model writes between several calls (``;``, which vLLM and
@@ -20,7 +21,9 @@ from dataclasses import dataclass, replace
 
 from pawlette.declare import JsonCalls
 from pawlette.declare.bare_calls import DECODER, BareCallReader
+from pawlette.declare.pieces import Fence
 from pawlette.declare.readers import CallReader, Described
+from pawlette.declare.table import Table
 from pawlette.engine.call_arguments import load_json
 from pawlette.engine.machine import Parser, Reader
 from pawlette.engine.readers import CallEnvelope
@@ -30,6 +33,7 @@ from pawlette.engine.readers import CallEnvelope
 class Llama3Calls(JsonCalls):
     """:class:`~pawlette.declare.JsonCalls` read as the module says."""
 
+    also_open: tuple[Fence, ...] = ()
     ignored_members: tuple[tuple[str, str], ...] = ()
     joined_by: tuple[str, ...] = ()
     arguments_optional: bool = False
@@ -42,9 +46,21 @@ class Llama3Calls(JsonCalls):
         return bare_call_reader(self.envelope, self.joined_by, self.arguments_optional)
 
     def tagged_reader(self) -> Callable[[Parser], Reader]:
+        """The reader of a call opened by one of ``also_open``: it runs to the end of the
+        turn."""
         if self.joined_by or self.arguments_optional:
             return lenient_call_reader(self.envelope, self.joined_by, self.arguments_optional)
-        return super().tagged_reader()
+        return self.json_reader("the end", joined=True)
+
+    def rows(self, table: Table) -> None:
+        super().rows(table)
+        if not self.also_open:
+            return
+        texts = tuple(table.call_states)
+        table.state("assistant.tagged_call", self.tagged_reader(), "assistant", ends=True)
+        for pieces in self.also_open:
+            for state in texts:
+                table.on(state, table.text(pieces), "assistant.tagged_call")
 
 
 def _refuse_duplicates(pairs: list[tuple[str, object]]) -> dict[str, object]:

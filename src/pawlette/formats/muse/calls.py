@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from pawlette.declare import XmlCalls
 from pawlette.declare.calls import Content
-from pawlette.declare.pieces import Fence, markers_in, text_of
+from pawlette.declare.pieces import Fence, text_of
 from pawlette.declare.readers import Described
 from pawlette.declare.xml_calls import Tags, XmlCallReader, XmlCallSet
 from pawlette.emit.grammar_ast import Lit
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from pawlette.declare.table import Table
     from pawlette.declare.write import Render
     from pawlette.emit.grammar_ast import Node, Rules
-    from pawlette.engine.machine import Parser
+    from pawlette.engine.machine import Parser, ReaderFactory
     from pawlette.types import Tool, ToolCall
 
 
@@ -47,25 +47,17 @@ class RecipientCalls(XmlCalls):
         out.fence(self.recipient_close, "tool_call", trainable=True)
         super().write_call(out, index, number, call)
 
-    def rows(self, table: Table) -> None:
-        tags = self.tags(table)
-        recipient_close = table.text(self.recipient_close)
-        tag_fences = (
-            self.recipient_close,
-            self.name_close,
-            self.key_open,
-            self.key_close,
-            self.value_close,
-        )
+    def inner_fences(self) -> tuple[Fence, ...]:
         # <|message|> inside a call is the call's text (its reader splits the recipient off).
-        inner = {text for pieces in tag_fences for text in markers_in(pieces)}
-        reader = Described(
+        return (self.recipient_close, *super().inner_fences())
+
+    def call_reader(self, table: Table, tags: Tags) -> ReaderFactory:
+        recipient_close = table.text(self.recipient_close)
+        return Described(
             "XML call after its recipient",
             lambda parser: RecipientReader(parser, tags, recipient_close),
             recipient_close=recipient_close,
         )
-        table.state("call.xml", reader, "assistant", inner=inner)
-        self.section_rows(table, "call.xml", "call.xml")
 
     def jinja_call(self, out: Template) -> None:
         out.out("{{- call.function.name -}}")
