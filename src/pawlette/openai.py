@@ -628,7 +628,9 @@ def _call_turn(text: str | None, key: tuple[str | None, ...]) -> Message | None:
     turn is kept whole, and the same text in another turn is parsed again (a new text's
     value is handed to the writer, which writes it once, :data:`PARSED_ARGUMENTS`)."""
     calls: list[ToolCall] = []
-    strings = cast("tuple[str, ...]", key)  # (after the text: each call's strings)
+    parsed = PARSED_ARGUMENTS.kept
+    # (after the text: each call's strings; annotated, not cast: a cast is a call)
+    strings: tuple[str, ...] = key  # type: ignore[assignment]
     for start in range(1, len(strings), 3):
         call_id, name, arguments = strings[start], strings[start + 1], strings[start + 2]
         if (
@@ -641,7 +643,11 @@ def _call_turn(text: str | None, key: tuple[str | None, ...]) -> Message | None:
         if value is None:
             return None
         stripped = arguments.strip()
-        PARSED_ARGUMENTS.keep(stripped, value)  # (new arguments: the writer's parse, done)
+        # (new arguments: the writer's parse, done; Kept.keep without its call, the key
+        # short enough: _calls_key bounds it)
+        if len(parsed) >= PARSED_ARGUMENTS.limit:
+            parsed.clear()
+        parsed[stripped] = value
         calls.append(new_tool_call(call_id, name, stripped))
     # ("" and null mean the same beside tool calls; null is canonical)
     kept = new_message("assistant", (new_text_part(text),) if text else None, None, tuple(calls))
@@ -869,7 +875,8 @@ def plain_arguments_value(text: str) -> dict[str, Any] | None:
         and (length <= MAX_JSON_DEPTH or text.count("{") + text.count("[") <= MAX_JSON_DEPTH)
         and (text.isascii() or surrogate_problem(text) is None)
     ) or json_value_problem(value) is None:
-        return cast("dict[str, Any]", value)
+        found: dict[str, Any] = value  # (not a cast: a call, in every new call's read)
+        return found
     return None
 
 
@@ -916,7 +923,8 @@ def plain_tool_definition(data: object) -> dict[str, Any] | None:
         or json_value_problem(definition) is not None
     ):
         return None
-    return cast("dict[str, Any]", definition)  # (a string: no alias made per call)
+    found: dict[str, Any] = definition  # (not a cast: a call, in every new tool's read)
+    return found
 
 
 def _plain_tool(data: object) -> Tool | None:

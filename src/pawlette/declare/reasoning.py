@@ -328,8 +328,16 @@ class Reasoning(Concept):
             return
         # (with trim, a block written empty trims the text after it too: checked without
         # reasoning in the request)
+        # An answer at or before the last query gets no block with this class's ``written``
+        # (keep "after_last_query"): without reasoning it has nothing to check, found here
+        # without the call (most answers of a conversation are before its last query).
+        unwritten = (
+            out.query
+            if self.keep == "after_last_query" and type(self).written is Reasoning.written
+            else -1
+        )
         for index, message in enumerate(out.messages):
-            if message.role != "assistant":
+            if message.role != "assistant" or (index <= unwritten and not message.reasoning):
                 continue
             if message.reasoning and not self.written(out, index):
                 why = {

@@ -345,7 +345,11 @@ class ToolsBlock(Concept):
 
     def tool_texts(self, tools: tuple[Tool, ...]) -> tuple[str, ...]:
         """Each tool's JSON (``array``: the one array's, if there are tools)."""
-        dump = self._dump_new if new_tools(tools) else self.dump
+        if new_tools(tools):  # (never kept: written at once, without the store's look)
+            if self.array:
+                return (self._dump_new([*map(self.value, tools)]),)
+            return tuple(map(self._dump_new, map(self.value, tools)))
+        dump = self.dump
         if self.array:  # (no tools: an always-written block holds no array)
             return derived(
                 self.kept, tools, lambda: (dump([*map(self.value, tools)]),)[: len(tools)]
