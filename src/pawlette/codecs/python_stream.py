@@ -9,6 +9,7 @@ calls read through it.
 
 from __future__ import annotations
 
+from ..engine.call_scanner import offered_tools, unknown_tool
 from ..engine.machine import Parser
 from ..types import Event, ParseWarning, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart
 from .python_calls import Mode, PythonCallDecoder
@@ -18,7 +19,9 @@ class CallStream:
     """A :class:`PythonCallDecoder` for one parse state, bound to the parser.
 
     Strict parsers raise the decoder's :class:`ParseError`; lenient ones get its warning and
-    the unplaced text as content, exactly as the decoder documents.
+    the unplaced text as content, exactly as the decoder documents.  A call to a name none of
+    the request's tools has is such text (the decoder refuses it before it begins); without
+    tools in the request any name is a call.
     """
 
     __slots__ = (
@@ -84,6 +87,7 @@ class CallStream:
                 id_factory=self._parser.new_call_id,
                 fixed_callee=self._fixed_callee,
                 name=self._name,
+                refuse_name=self._refused if self._parser.tools else None,
                 base_offset=offset,
                 # A parser holding calls until they are known valid gets each call's
                 # arguments as one delta at its end: the decoder keeps them compactly, and
@@ -118,7 +122,6 @@ class CallStream:
         parser = self._parser
         for event in events:
             if isinstance(event, ToolCallStart):
-                self._check_name(event.name)
                 self.started = True
                 index = self._indices[event.index] = parser.next_call_index()
                 self._open = index
@@ -141,14 +144,8 @@ class CallStream:
                 parser.emit(TextDelta(self._preamble))
                 self._preamble = ""
 
-    def _check_name(self, name: str) -> None:
-        """A name outside the declared tools (when the parser knows them) is malformed; lenient
-        mode keeps the call as written: the caller decides what an unknown name means."""
-        known = [tool.name for tool in self._parser.tools if tool.kind == "function"]
-        if self._parser.tools and name not in known:
-            self._parser.malformed(
-                self._offset,
-                f"unknown function {name!r}",
-                "one of " + ", ".join(repr(k) for k in known) if known else "no function",
-                name,
-            )
+    def _refused(self, name: str) -> tuple[str, str] | None:
+        """What makes a call to ``name`` no call (found, expected), or None."""
+        tools = self._parser.tools
+        problem = unknown_tool(tools, name)
+        return None if problem is None else (problem, offered_tools(tools))
