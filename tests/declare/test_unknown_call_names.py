@@ -293,3 +293,58 @@ def test_calls_joined_with_one_not_offered_are_all_text(joined: str) -> None:
     assert [call["function"]["name"] for call in tools_absent["tool_calls"]] == [
         *re.findall(r'"name": "(\w+)"', joined)
     ]
+
+
+@pytest.mark.parametrize(
+    ("listed", "names", "content"),
+    [
+        ("[search(q='x'), lookup(q='y')]", ["search"], ", lookup(q='y')]"),
+        ("[lookup(q='y'), search(q='x')]", [], "[lookup(q='y'), search(q='x')]"),
+    ],
+)
+def test_in_a_python_call_list_the_text_from_a_call_not_offered_on_is_text(
+    listed: str, names: list[str], content: str
+) -> None:
+    """A Python call list is read call by call, as it streams (a malformed call is read so
+    too): the calls before one not offered stand, it and the rest of the list are text."""
+    fmt = pawlette.get_format("lfm2")
+    text = f"<|tool_call_start|>{listed}<|tool_call_end|><|im_end|>\n"
+    message, warnings = every_reading(fmt, "lfm2", text, None, TOOLS)
+    assert [call["function"]["name"] for call in message.get("tool_calls", [])] == names
+    assert message["content"] == content
+    assert len(warnings) == 1 and "no tool named 'lookup'" in warnings[0]
+
+
+OMNI_CALL = '<|FUNCTION_START|>{}<|FUNCTION_ARGS|>{{"city": "Paris"}}<|FUNCTION_RETURN|>'
+OMNI_ACTION = '<|ACTION_START|>{}<|ACTION_ARGS|>{{"title": "x"}}<|ACTION_END|>'
+ACTION_TOOL = {"type": "action", "action": {"name": "sing", "description": "Sing."}}
+
+
+def test_beside_an_offered_omni_call_only_the_other_is_text() -> None:
+    fmt = pawlette.get_format("omni")
+    unknown = OMNI_ACTION.format("dance")
+    text = f"{OMNI_ACTION.format('sing')}\n{unknown}\n{OMNI_CALL.format('search')}"
+    message, warnings = every_reading(fmt, "omni", text, None, [*TOOLS, ACTION_TOOL])
+    assert [call["function"]["name"] for call in message["tool_calls"]] == ["search"]
+    assert message["content"][0]["action"]["name"] == "sing"
+    assert message["content"][1] == {"type": "text", "text": unknown}
+    assert len(warnings) == 1 and "no action named 'dance'" in warnings[0]
+    assert "one of the request's tools ('sing')" in warnings[0]
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        (OMNI_CALL.format("sing"), "no tool named 'sing'"),  # an action is no function
+        (OMNI_ACTION.format("search"), "no action named 'search'"),  # nor a function an action
+    ],
+)
+def test_an_omni_call_of_the_other_kind_is_text(text: str, found: str) -> None:
+    fmt = pawlette.get_format("omni")
+    message, warnings = every_reading(fmt, "omni", text, None, [*TOOLS, ACTION_TOOL])
+    assert not message.get("tool_calls") and message["content"] == text
+    assert len(warnings) == 1 and found in warnings[0]
+    with pytest.raises(ParseError, match=found):
+        fmt.parse(text, tools=[*TOOLS, ACTION_TOOL], strict=True)
+    kept = whole(fmt, text, None, None)  # without tools any name is a call
+    assert kept[1] == [] and kept[0]["content"] != text

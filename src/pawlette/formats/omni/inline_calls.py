@@ -5,7 +5,9 @@ A call is ``<start>name<arguments>{json}<close>``, on its own line (the newline 
 ``<close>``; in a conversation its result follows inline, ``\\n{result}\\n<result_end>\\n``,
 as a tool message, and the same assistant turn resumes after it (an *in-turn result*).  An
 *action* (``result_end`` None) is fire and forget: a content part, generation goes on.  When
-the parser knows the tools, a name outside those of the call's kind is malformed.
+the parser knows the tools, a name outside those of the call's kind is no call: the block,
+as written, is content after a warning (strict: a ParseError), decided at ``<arguments>``,
+before the call begins (streamed, it never begins).
 
 Its share of each interpreter is here: the writer pieces (:func:`write_call`,
 :func:`write_result`), the readers (name, arguments, inline result), the Jinja macros
@@ -62,7 +64,8 @@ class InlineCall:
 
     ``kind`` is ``"function"`` (a tool call: the arguments stream; generation stops at
     ``close``) or ``"action"`` (fire and forget: an :class:`ActionPart` at ``close``).  When
-    the parser knows the tools, a name outside those of this kind is malformed.
+    the parser knows the tools, a name outside those of this kind is no call (its text, with
+    a warning: :func:`unknown_name`).
     """
 
     kind: Literal["function", "action"]
