@@ -348,3 +348,16 @@ def test_an_omni_call_of_the_other_kind_is_text(text: str, found: str) -> None:
         fmt.parse(text, tools=[*TOOLS, ACTION_TOOL], strict=True)
     kept = whole(fmt, text, None, None)  # without tools any name is a call
     assert kept[1] == [] and kept[0]["content"] != text
+
+
+def test_an_omni_call_given_back_keeps_the_newlines_at_its_edges() -> None:
+    """The newline before a block's opener, and after an action's close, are the block's:
+    when it is no call they are its text, as written."""
+    fmt = pawlette.get_format("omni")
+    text = f"x\n{OMNI_ACTION.format('dance')}\ny\n{OMNI_CALL.format('lookup')}"
+    message, warnings = every_reading(fmt, "omni", text, None, TOOLS)
+    assert message["content"] == text
+    assert [warning.split(";")[0] for warning in warnings] == [
+        "no action named 'dance'",
+        "no tool named 'lookup'",
+    ]
