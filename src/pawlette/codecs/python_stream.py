@@ -31,7 +31,6 @@ class CallStream:
         "_keep_text",
         "_mode",
         "_name",
-        "_offset",
         "_open",
         "_parser",
         "_preamble",
@@ -66,7 +65,6 @@ class CallStream:
         """Keep all the text fed (for :meth:`text`), as references into the call's JSON where
         they read the same (``mode="single"`` and a parser holding calls; else the decoder
         keeps no text past the call, and :meth:`text` is refused)."""
-        self._offset = 0
         self._indices: dict[int, int] = {}  # the decoder's call index -> the parser's
         self._open: int | None = None  # the parser's index of the call being read
         self.calls = 0
@@ -79,7 +77,6 @@ class CallStream:
 
     def _start(self, offset: int) -> PythonCallDecoder:
         if self._decoder is None:
-            self._offset = offset
             self._decoder = PythonCallDecoder(
                 mode=self._mode,
                 strict=self._parser.strict,
