@@ -1068,3 +1068,39 @@ def test_kept_text_of_big_calls_over_its_bound(size: int | None) -> None:
         chunks = [text] if size is None else [text[i : i + size] for i in range(0, len(text), size)]
         for strict in (True, False):
             check_kept_text(text, chunks, strict)
+
+
+def _refuse_all_but_search(name: str) -> tuple[str, str] | None:
+    return None if name == "search" else (f"no tool named {name!r}", "a call to 'search'")
+
+
+@pytest.mark.parametrize("hold", [False, "late"])
+@pytest.mark.parametrize("size", [1, 3, 1000])
+def test_a_refused_name_is_text_from_its_call_on_and_never_begins(
+    hold: bool | Literal["late"], size: int
+) -> None:
+    text = "[search(q='x'), lookup(q='y'), search(q='z')]"
+    decoder = PythonCallDecoder(
+        mode="list",
+        strict=False,
+        id_factory=lambda: "c",
+        refuse_name=_refuse_all_but_search,
+        hold_arguments=hold,
+    )
+    events: list[Any] = []
+    for start in range(0, len(text), size):
+        events += decoder.feed(text[start : start + size])
+    events += decoder.finish()
+    starts = [event.name for event in events if isinstance(event, ToolCallStart)]
+    assert starts == ["search"]  # the call before stands; the refused one never begins
+    assert [event.index for event in events if isinstance(event, ToolCallEnd)] == [0]
+    warnings = [event for event in events if isinstance(event, ParseWarning)]
+    assert [warning.message for warning in warnings] == [
+        "no tool named 'lookup'; expected a call to 'search'"
+    ]
+    assert warnings[0].offset == text.index("lookup")
+    given_back = "".join(event.text for event in events if isinstance(event, TextDelta))
+    assert given_back == text[text.index(", lookup") :]
+    strict = PythonCallDecoder(mode="list", refuse_name=_refuse_all_but_search)
+    with pytest.raises(ParseError, match="no tool named 'lookup'"):
+        strict.feed(text)

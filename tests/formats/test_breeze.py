@@ -342,8 +342,15 @@ def test_base_model_prompts_are_not_conversations() -> None:
 
 
 def test_call_names_are_checked_against_the_tools_given() -> None:
-    with pytest.raises(ParseError, match="unknown function 'f'"):
-        BREEZE.parse("<|use_tool|>[get_weather(), f()]<|eot_id|>", strict=True, tools=[WEATHER])
+    text = "<|use_tool|>[get_weather(), f()]<|eot_id|>"
+    with pytest.raises(ParseError, match="no tool named 'f'"):
+        BREEZE.parse(text, strict=True, tools=[WEATHER])
+    lenient = BREEZE.parse(text, tools=[WEATHER])  # the call before it stands; it is text
+    assert [call["function"]["name"] for call in lenient.message["tool_calls"]] == ["get_weather"]
+    assert lenient.message["content"] == ", f()]"
+    assert [warning.message for warning in lenient.warnings] == [
+        "no tool named 'f'; expected a call to one of the request's tools ('get_weather')"
+    ]
     assert BREEZE.parse("<|use_tool|>[get_weather()]<|eot_id|>", strict=True, tools=[WEATHER])
 
 

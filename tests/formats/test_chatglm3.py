@@ -325,10 +325,12 @@ def test_a_name_with_an_empty_turn_keeps_its_newline() -> None:
 def test_call_names_are_checked_against_the_tools_given() -> None:
     tools = [{"type": "function", "function": {"name": "get_weather"}}]
     completion = "f\n```python\ntool_call()\n```"
-    with pytest.raises(ParseError, match="unknown function 'f'"):
+    with pytest.raises(ParseError, match="no tool named 'f'"):
         GLM.parse(completion, strict=True, tools=tools)
     lenient = GLM.parse(completion, tools=tools)
-    assert lenient.message["tool_calls"][0]["function"]["name"] == "f"  # kept as written
+    assert "tool_calls" not in lenient.message  # no call: its text, as written
+    assert lenient.message["content"] == completion
+    assert "no tool named 'f'" in lenient.warnings[0].message
     program = GLM.parse("interpreter\n```python\nx\n```", strict=True, tools=tools)
     assert program.message["tool_calls"][0]["function"]["name"] == "code_interpreter"  # built in
 

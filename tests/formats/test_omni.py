@@ -432,16 +432,18 @@ def test_malformed_output_loses_nothing_in_lenient_mode(case: str) -> None:
 def test_unknown_function_name_needs_the_tools() -> None:
     text = "<|FUNCTION_START|>get_time<|FUNCTION_ARGS|>{}<|FUNCTION_RETURN|>"
     assert OMNI.parse(text, strict=True).finish_reason == "tool_calls"  # no tools: any name
-    with pytest.raises(
-        ParseError, match="unknown function 'get_time'; expected one of 'search_weather'"
-    ):
+    offered = r"a call to one of the request's tools \('search_weather'\)"
+    with pytest.raises(ParseError, match=f"no tool named 'get_time'; expected {offered}"):
         OMNI.parse(text, strict=True, tools=WEATHER["tools"])
     lenient = OMNI.parse(text, tools=WEATHER["tools"])
-    assert lenient.message["tool_calls"][0]["function"]["name"] == "get_time"
-    assert "unknown function" in lenient.warnings[0].message
+    assert "tool_calls" not in lenient.message  # no call: its text, as written
+    assert lenient.message["content"] == text
+    assert lenient.finish_reason == "stop"
+    assert "no tool named 'get_time'" in lenient.warnings[0].message
     action = "<|ACTION_START|>sing<|ACTION_ARGS|>{}<|ACTION_END|>"
-    with pytest.raises(ParseError, match="unknown action 'sing'; expected no action"):
+    with pytest.raises(ParseError, match="no action named 'sing'; expected no action call"):
         OMNI.parse(action, strict=True, tools=WEATHER["tools"])
+    assert OMNI.parse(action, tools=WEATHER["tools"]).message["content"] == action
 
 
 def test_the_framing_schematic_is_not_a_conversation() -> None:

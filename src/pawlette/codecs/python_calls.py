@@ -35,6 +35,11 @@ Decisions
 - With ``fixed_callee="tool_call"`` only that callee is accepted; ``name`` (if given) is the
   name reported in ``ToolCallStart`` instead of the callee as written (ChatGLM3 puts the real
   tool name on the header line).
+- ``refuse_name`` (if given) says what is wrong with a call to a name it refuses (found,
+  expected), or None: a call it refuses is an error at its ``(``, before its
+  ``ToolCallStart`` (a reader gives its text back: a call to a tool the request does not
+  offer), so a refused call never begins, streamed or not.  It sees the name reported (``name``
+  when given).
 - Leading whitespace and trailing whitespace are allowed; other trailing text is an error.
 - Strict mode raises :class:`~pawlette.errors.ParseError` with the absolute offset
   (``base_offset`` + position) of the offending token.  After that the decoder is dead: later
@@ -308,6 +313,7 @@ class PythonCallDecoder:
         "_raw",
         "_raw_held",
         "_raw_strings",
+        "_refuse_name",
         "_reported_name",
         "_state",
         "_strict",
@@ -327,6 +333,7 @@ class PythonCallDecoder:
         id_factory: Callable[[], str] | None = None,
         fixed_callee: str | None = None,
         name: str | None = None,
+        refuse_name: Callable[[str], tuple[str, str] | None] | None = None,
         base_offset: int = 0,
         hold_arguments: bool | Literal["late"] = False,
         keep_text: bool = False,
@@ -344,6 +351,7 @@ class PythonCallDecoder:
         self._new_id = id_factory or random_call_id
         self._fixed_callee = fixed_callee
         self._reported_name = name
+        self._refuse_name = refuse_name
         self._base_offset = base_offset
         self._raw_strings = raw_strings
         self._raw_held: list[str] = []  # a raw string's ' and what follows it, undecided
@@ -800,12 +808,16 @@ class PythonCallDecoder:
             return self._fail(
                 text, position, self._token_offset, f"callee {callee!r}", repr(self._fixed_callee)
             )
+        reported = callee if self._reported_name is None else self._reported_name
+        if self._refuse_name is not None:
+            refused = self._refuse_name(reported)
+            if refused is not None:  # (the call has not begun: nothing of it was sent)
+                return self._fail(text, position, self._token_offset, *refused)
         index = self._next_index
         self._next_index += 1
         self._call_index = index
         if self._keep:  # the echo's references are to this call's JSON
             self._json_stored = self._counted = self._counted_size = 0
-        reported = callee if self._reported_name is None else self._reported_name
         self._events.append(ToolCallStart(index, self._new_id(), reported))
         self._outgoing.append("{")
         self._frames = [_Frame("call")]

@@ -9,6 +9,7 @@ calls read through it.
 
 from __future__ import annotations
 
+from ..engine.call_scanner import offered_tools, unknown_tool
 from ..engine.machine import Parser
 from ..types import Event, ParseWarning, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart
 from .python_calls import Mode, PythonCallDecoder
@@ -18,7 +19,9 @@ class CallStream:
     """A :class:`PythonCallDecoder` for one parse state, bound to the parser.
 
     Strict parsers raise the decoder's :class:`ParseError`; lenient ones get its warning and
-    the unplaced text as content, exactly as the decoder documents.
+    the unplaced text as content, exactly as the decoder documents.  A call to a name none of
+    the request's tools has is such text (the decoder refuses it before it begins); without
+    tools in the request any name is a call.
     """
 
     __slots__ = (
@@ -28,7 +31,6 @@ class CallStream:
         "_keep_text",
         "_mode",
         "_name",
-        "_offset",
         "_open",
         "_parser",
         "_preamble",
@@ -63,7 +65,6 @@ class CallStream:
         """Keep all the text fed (for :meth:`text`), as references into the call's JSON where
         they read the same (``mode="single"`` and a parser holding calls; else the decoder
         keeps no text past the call, and :meth:`text` is refused)."""
-        self._offset = 0
         self._indices: dict[int, int] = {}  # the decoder's call index -> the parser's
         self._open: int | None = None  # the parser's index of the call being read
         self.calls = 0
@@ -76,7 +77,6 @@ class CallStream:
 
     def _start(self, offset: int) -> PythonCallDecoder:
         if self._decoder is None:
-            self._offset = offset
             self._decoder = PythonCallDecoder(
                 mode=self._mode,
                 strict=self._parser.strict,
@@ -84,6 +84,7 @@ class CallStream:
                 id_factory=self._parser.new_call_id,
                 fixed_callee=self._fixed_callee,
                 name=self._name,
+                refuse_name=self._refused if self._parser.tools else None,
                 base_offset=offset,
                 # A parser holding calls until they are known valid gets each call's
                 # arguments as one delta at its end: the decoder keeps them compactly, and
@@ -118,7 +119,6 @@ class CallStream:
         parser = self._parser
         for event in events:
             if isinstance(event, ToolCallStart):
-                self._check_name(event.name)
                 self.started = True
                 index = self._indices[event.index] = parser.next_call_index()
                 self._open = index
@@ -141,14 +141,8 @@ class CallStream:
                 parser.emit(TextDelta(self._preamble))
                 self._preamble = ""
 
-    def _check_name(self, name: str) -> None:
-        """A name outside the declared tools (when the parser knows them) is malformed; lenient
-        mode keeps the call as written: the caller decides what an unknown name means."""
-        known = [tool.name for tool in self._parser.tools if tool.kind == "function"]
-        if self._parser.tools and name not in known:
-            self._parser.malformed(
-                self._offset,
-                f"unknown function {name!r}",
-                "one of " + ", ".join(repr(k) for k in known) if known else "no function",
-                name,
-            )
+    def _refused(self, name: str) -> tuple[str, str] | None:
+        """What makes a call to ``name`` no call (found, expected), or None."""
+        tools = self._parser.tools
+        problem = unknown_tool(tools, name)
+        return None if problem is None else (problem, offered_tools(tools))

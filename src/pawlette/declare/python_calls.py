@@ -64,6 +64,13 @@ class PythonCalls(ListedCallConcept):
     Arguments are written from the parsed JSON object, so the chat template takes them as
     objects; a call's name and argument names must be Python identifiers (the writer and the
     grammar refuse others).
+
+    Read back, the list is read call by call as it streams: a call that does not read (a
+    positional argument, an expression), or that names a tool the request does not offer
+    (when it gives tools), is no call; the calls before it stand, and its text and the rest
+    of the list are content, after a warning (strict: :class:`~pawlette.errors.ParseError`).
+    A call's name is checked at its ``(``, before it begins: streamed, no call to a tool not
+    offered ever begins.
     """
 
     open: Fence

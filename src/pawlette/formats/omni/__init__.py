@@ -116,9 +116,10 @@ OpenAI JSON and decisions (the seed leaves these open):
   arguments cut off before a whole JSON object (unterminated ``<|FUNCTION_ARGS|>``), invalid
   JSON, a thinking block not closed by ``<|THINK_END|>``, a bad voice/action/image-request
   block, and, when the parser is given the tools (``fmt.parse(text, tools=...)``), a function
-  or action name not among them.  Lenient parsing keeps every character: a block that does
-  not fit becomes text, plus a warning.  The seed's framing sketch ``<|BOS|>...<|EOS|>`` is
-  not a conversation (``...`` outside a turn is malformed).
+  or action name not among the tools of its kind (an action's name among the actions).
+  Lenient parsing keeps every character: a block that does not fit becomes text, plus a
+  warning.  The seed's framing sketch ``<|BOS|>...<|EOS|>`` is not a conversation (``...``
+  outside a turn is malformed).
 - No names or metadata on messages (:class:`~pawlette.errors.UnsupportedFeature`).
 """
 

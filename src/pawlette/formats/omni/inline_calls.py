@@ -5,7 +5,9 @@ A call is ``<start>name<arguments>{json}<close>``, on its own line (the newline 
 ``<close>``; in a conversation its result follows inline, ``\\n{result}\\n<result_end>\\n``,
 as a tool message, and the same assistant turn resumes after it (an *in-turn result*).  An
 *action* (``result_end`` None) is fire and forget: a content part, generation goes on.  When
-the parser knows the tools, a name outside those of the call's kind is malformed.
+the parser knows the tools, a name outside those of the call's kind is no call: the block,
+as written, is content after a warning (strict: a ParseError), decided at ``<arguments>``,
+before the call begins (streamed, it never begins).
 
 Its share of each interpreter is here: the writer pieces (:func:`write_call`,
 :func:`write_result`), the readers (name, arguments, inline result), the Jinja macros
@@ -25,6 +27,7 @@ from ...emit.grammar_ast import Lit, Node, Rules
 from ...emit.grammar_ast import Marker as MarkerNode
 from ...emit.turn_rules import json_arguments
 from ...engine import rows
+from ...engine.call_scanner import NO_TOOL_NAMED, offered_tools
 from ...engine.call_text import ObjectText
 from ...engine.lexer import escape_text
 from ...engine.machine import Parser, ReaderFactory
@@ -61,7 +64,8 @@ class InlineCall:
 
     ``kind`` is ``"function"`` (a tool call: the arguments stream; generation stops at
     ``close``) or ``"action"`` (fire and forget: an :class:`ActionPart` at ``close``).  When
-    the parser knows the tools, a name outside those of this kind is malformed.
+    the parser knows the tools, a name outside those of this kind is no call (its text, with
+    a warning: :func:`unknown_name`).
     """
 
     kind: Literal["function", "action"]
@@ -115,19 +119,32 @@ class _CallNameReader:
         if not block.name:
             fail(parser, block, offset, f"{call.start.text!r} with no name", f"a {call.kind} name")
             return
-        known = [tool.name for tool in parser.tools if tool.kind == call.kind]
-        if parser.tools and block.name not in known:
-            # Kept (lenient) as what the model wrote: the caller decides what an unknown name means.
-            parser.malformed(
-                block.offset or offset,
-                f"unknown {call.kind} {block.name!r}",
-                "one of " + ", ".join(repr(name) for name in known) if known else f"no {call.kind}",
-                "".join(block.raw),
-            )
+        refused = unknown_name(parser.tools, call.kind, block.name)
+        if refused is not None:
+            # No call (its text as written, after a warning), known before the call begins:
+            # streamed, nothing of it was sent.
+            fail(parser, block, offset, *refused)
+            return
         if call.kind == "function":
             block.index = parser.next_call_index()
             block.call_id = parser.new_call_id()
             parser.emit(ToolCallStart(block.index, block.call_id, block.name))
+
+
+def unknown_name(tools: tuple[Tool, ...], kind: str, name: str) -> tuple[str, str] | None:
+    """What makes a call of ``kind`` to ``name`` no call (found, expected): none of the
+    request's tools of that kind has the name (an action is no function, nor a function an
+    action).  None: one has it, or the request has no tools (any name is then a call:
+    nothing says which are offered)."""
+    if not tools:
+        return None
+    offered = tuple(tool for tool in tools if tool.kind == kind)
+    if any(tool.name == name for tool in offered):
+        return None
+    found = f"{NO_TOOL_NAMED}{name!r}" if kind == "function" else f"no action named {name!r}"
+    if not offered:
+        return found, f"no {kind} call: the request offers none"
+    return found, offered_tools(offered)
 
 
 class _CallArgumentsReader:

@@ -8,7 +8,8 @@ marker, and one right before a block's opening marker, belong to the block (the 
 :class:`LazyMessage` the state's message begins only once it has text or ends at a marker, so
 a rendering that ends where a message would begin parses to no empty message.  A block that
 spans several states shares a :class:`Block`; in lenient mode a block that does not fit
-becomes text (markers included) plus a warning, so nothing is lost; in strict mode it raises
+becomes text (markers included, and the newlines at its edges, which are then the text's)
+plus a warning, so nothing is lost; in strict mode it raises
 :class:`~pawlette.errors.ParseError`.
 """
 
@@ -45,11 +46,13 @@ class Trim:
     """Drops one leading newline (if asked) and holds back one trailing newline until it is
     known whether the closing marker owns it."""
 
-    __slots__ = ("_drop_first", "_held")
+    __slots__ = ("_drop_first", "_held", "dropped")
 
     def __init__(self, drop_first: bool) -> None:
         self._drop_first = drop_first
         self._held = False
+        self.dropped = False
+        """The close dropped a held newline (the closing marker's)."""
 
     def feed(self, text: str) -> str:
         if self._drop_first and text:
@@ -65,6 +68,7 @@ class Trim:
 
     def close(self, drop_held: bool) -> str:
         held, self._held = self._held, False
+        self.dropped = held and drop_held
         return NEWLINE if held and not drop_held else ""
 
 
@@ -98,7 +102,12 @@ class TextReader:
         self._make = make
         self._lazy = lazy
         self._entered = parser.entered_by
-        self._trim = Trim(parser.entered_by in edges.after)
+        drop_first = parser.entered_by in edges.after
+        if drop_first:  # unless the block that marker closed is text: the newline is text too
+            blocks = parser.context(OpenBlocks)
+            drop_first = blocks.closed_as_text != parser.entered_by
+            blocks.closed_as_text = None
+        self._trim = Trim(drop_first)
 
     def _begin(self) -> None:
         lazy = self._lazy
@@ -112,7 +121,10 @@ class TextReader:
             self._parser.emit(self._make(out))
 
     def close(self, marker: str | None, offset: int) -> None:
-        out = self._trim.close(marker in self._edges.before)
+        trim = self._trim
+        out = trim.close(marker in self._edges.before)
+        if trim.dropped:  # the block ``marker`` opens owns it (its text, if it is no block)
+            self._parser.context(OpenBlocks).newline_before = marker
         if out:
             self._begin()
             self._parser.emit(self._make(out))
@@ -159,6 +171,7 @@ class Block:
         """True for a failed block, whose closing marker (when it ends there) is text too."""
         if self.failed and marker == close:
             parser.emit(TextDelta(close))
+            parser.context(OpenBlocks).closed_as_text = close
         return self.failed
 
 
@@ -168,11 +181,19 @@ class OpenBlocks:
     arguments), and each state's reader finds the block its opener began."""
 
     by_key: dict[str, Block] = field(default_factory=dict)
+    newline_before: str | None = None
+    """The opening marker whose newline before it the text before dropped (the block's)."""
+    closed_as_text: str | None = None
+    """The closing marker of a block that is text: the newline after it is text too."""
 
 
 def open_block(parser: Parser, key: str) -> Block:
-    block = Block(raw=[parser.entered_by or ""])
-    parser.context(OpenBlocks).by_key[key] = block
+    blocks = parser.context(OpenBlocks)
+    entered = parser.entered_by or ""
+    newline = NEWLINE if blocks.newline_before == entered and entered else ""
+    blocks.newline_before = blocks.closed_as_text = None
+    block = Block(raw=[newline + entered])
+    blocks.by_key[key] = block
     return block
 
 
@@ -195,6 +216,8 @@ def fail(
     parser.malformed(block.offset or offset, found, expected, raw)
     block.failed = True
     parser.emit(TextDelta(raw))
+    if tail:  # (its closing marker: the newline after it is text too)
+        parser.context(OpenBlocks).closed_as_text = tail
 
 
 def json_object(text: str) -> tuple[dict[str, Any] | None, str]:
