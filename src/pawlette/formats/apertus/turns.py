@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from pawlette.declare.jinja import Template
     from pawlette.declare.table import Table
     from pawlette.declare.write import Render
+    from pawlette.engine.machine import Action, Parser
 
 CLOSE = "]"
 """What ends a group of results (after the frame's ``[`` and the texts)."""
@@ -93,6 +94,11 @@ class TurnEnds(CallTurnEnd):
         # turn there with its end token (its grammar allows nothing else after the list).
         frame = table.layout.frames["assistant"]
         table.on("outside", table.text(frame.end), "outside")
+        # The conversation's last answer has no end: the generation prompt's opener right
+        # after it ends it (an assistant message after another goes on with no opener).
+        opener = table.text(frame.open)
+        for state in ("assistant.head", "assistant.body"):
+            table.on(state, opener, table.first_state["assistant"], next_turn(opener))
 
     def jinja_open(self, out: Template, role: str) -> bool:
         if role == "assistant":
@@ -124,6 +130,33 @@ class TurnEnds(CallTurnEnd):
         out.fence(out.layout.frames["assistant"].end)
         out.out("{%- endif -%}")
         return True
+
+
+def next_turn(opener: str) -> Action:
+    """The action on the assistant's ``opener`` read in its answer.  Reading a conversation,
+    the answer ends there and the next turn of the assistant begins (the generation prompt
+    after a last answer, which the template writes with no end).  In a completion the model
+    opened no turn there: the opener is out of place, as a marker with no row is (a
+    warning, its text the answer's, the state unchanged)."""
+
+    def action(parser: Parser, offset: int) -> None:
+        if parser.conversation:
+            parser.end_message()
+            parser.begin_message("assistant")
+            return
+        state = parser.state.name
+        others = [marker for marker in parser.grammar.expected(state) if marker != opener]
+        parser.malformed(
+            offset,
+            f"marker {opener!r} in state {state!r}",
+            "one of " + ", ".join(repr(marker) for marker in others),
+            opener,
+        )
+        parser.emit(TextDelta(opener))
+        parser.goto(state)
+
+    action.__name__ = "next assistant turn"
+    return action
 
 
 def _calls_before(out: Render, index: int) -> bool:

@@ -117,6 +117,7 @@ from .system_texts import (
     SMALL_SYSTEM_AFTER_DATE,
     SMALL_SYSTEM_BEFORE_DATE,
 )
+from .tools import ToolsAfterSystemTurn
 
 Version = Literal["small-3.2", "devstral", "ministral-3-reasoning", "nemo"]
 
@@ -183,12 +184,14 @@ def layout(options: MistralOptions) -> Layout:
             placement="in_place" if version != "ministral-3-reasoning" else "first_only",
         ),
         ToolsBlock(
-            place="before_last_user" if small else "after_system",
+            place="before_last_user",
             open=fence(TOOLS),
             close=fence(TOOLS_END),
             array=True,
-            equal_users=small,  # (the template's test: message == user_messages[-1])
-        ),
+            equal_users=True,  # (the template's test: message == user_messages[-1])
+        )
+        if small
+        else ToolsAfterSystemTurn(open=fence(TOOLS), close=fence(TOOLS_END), array=True),
         NamedCalls(
             open=fence(TOOL_CALLS),
             id_open=fence(CALL_ID) if small else None,
