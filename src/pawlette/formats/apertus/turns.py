@@ -9,7 +9,9 @@ The template opens one ``<|assistant_start|>`` turn and keeps it open over the c
   with nothing when it is the conversation's last (the template writes no end there); a user
   turn after a turn of calls opens with ``<|assistant_end|>`` first (the results' group does
   so through the user frame's ``open_after``).  Reading, an ``<|assistant_end|>`` after a
-  turn of calls ended is layout (llama.cpp ends the turn with it there).  An assistant
+  turn of calls ended is layout (llama.cpp ends the turn with it there), and the opener
+  ``<|assistant_start|>`` right after an answer ends it and opens the next turn (the
+  generation prompt after a last answer: :func:`next_turn`).  An assistant
   message right after another is written in the same turn, with no end before it and no
   opener, its text straight after the other's (read back, the two are one message) or
   after its calls' ``<|tools_suffix|>``, where their results go (not read back): recorded
