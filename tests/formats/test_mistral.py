@@ -518,3 +518,26 @@ def test_equal_users_needs_the_block_before_the_last_user_turn() -> None:
     )
     with pytest.raises(FormatError, match=r"equal_users=True\) with place='first_user'"):
         Layout(name="probe", summary="equal users elsewhere", frames=frames, concepts=(block,))
+
+
+def test_the_tools_after_the_system_turn_need_a_close_fence() -> None:
+    """The block's close is where the answer may begin: a block without one is refused."""
+    import dataclasses
+
+    from pawlette.declare import declare
+    from pawlette.errors import FormatError
+    from pawlette.formats.mistral import DEVSTRAL, layout
+    from pawlette.formats.mistral.tools import ToolsAfterSystemTurn
+
+    devstral = layout(DEVSTRAL)
+    concepts = tuple(
+        dataclasses.replace(concept, close=())
+        if isinstance(concept, ToolsAfterSystemTurn)
+        else concept
+        for concept in devstral.concepts
+    )
+    assert concepts != devstral.concepts
+    with pytest.raises(
+        FormatError, match=r"ToolsAfterSystemTurn\(place='after_system', close=\(\)\)"
+    ):
+        declare(dataclasses.replace(devstral, concepts=concepts))

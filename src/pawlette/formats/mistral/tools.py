@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pawlette.declare import ToolsBlock
+from pawlette.declare.pieces import markers_in
 from pawlette.declare.table import begin
 from pawlette.declare.tools import Place
 from pawlette.errors import FormatError
@@ -59,7 +60,8 @@ class ToolsAfterSystemTurn(ToolsBlock):
                 self.jinja_block(out)
 
     def rows(self, table: Table) -> None:
-        table.state("tools.block", self.items_reader(table))
+        inner = markers_in((*self.item_open, *self.item_close, *self.separator))
+        table.state("tools.block", self.items_reader(table), inner=inner)
         table.on("outside", table.text(self.open), "tools.block")
         # (the assistant's turn, there once something of it is read: as after the system's end)
         assistant = begin("assistant", pending=True)
