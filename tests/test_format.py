@@ -332,14 +332,7 @@ def test_a_prompt_reads_back_as_the_messages_before_it_and_says_it_is_open(name:
     assert "a user message" in checked
 
 
-KNOWN_MISREADS = {
-    "apertus": "Apertus reads the prompt's <|assistant_start|> after a last answer (which the "
-    "template leaves with no end) as that answer's text",
-    "mistral:devstral": "after a system message alone the prompt writes the tools block, "
-    "after which reading expects a user's turn, not the answer",
-    "mistral:ministral-3-reasoning": "after a system message alone the prompt writes the "
-    "tools block, after which reading expects a user's turn, not the answer",
-}
+KNOWN_MISREADS: dict[str, str] = {}
 """Formats whose prompt after an answer or a system message alone is not read as one."""
 
 

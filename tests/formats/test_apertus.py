@@ -7,6 +7,7 @@ tokens); the template's layouts the declaration decided on; ids and masks."""
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -176,6 +177,54 @@ def test_the_prompt_after_results_and_a_turn_of_calls_before_a_user() -> None:
     rendering = APERTUS.render(unanswered, [WEATHER], add_generation_prompt=False)
     assert rendering.text == _template(unanswered, prompt=False, tools=[WEATHER])
     assert "<|tools_suffix|><|assistant_end|><|user_start|>Never mind." in rendering.text
+
+
+ANSWERED = [
+    {"role": "system", "content": "Be terse."},
+    {"role": "user", "content": "Hi"},
+    {"role": "assistant", "content": "Hello!"},
+]
+PROMPT_AFTER_AN_ANSWER = (
+    "<s><|system_start|>Be terse.<|system_end|><|developer_start|>Deliberation: disabled\n"
+    "Tool Capabilities: disabled<|developer_end|><|user_start|>Hi<|user_end|>"
+    "<|assistant_start|>Hello!<|assistant_start|>"
+)
+"""The template's prompt after a last answer, which it writes with no end."""
+
+
+def test_the_prompt_after_a_last_answer_reads_back_as_the_answer_and_the_prompt() -> None:
+    assert _template(ANSWERED, prompt=True) == PROMPT_AFTER_AN_ANSWER
+    assert APERTUS.render(ANSWERED, add_generation_prompt=True).text == PROMPT_AFTER_AN_ANSWER
+    back = APERTUS.parse_conversation(PROMPT_AFTER_AN_ANSWER, strict=True)
+    assert back.messages == ANSWERED
+    assert back.add_generation_prompt and not back.continue_final_message
+    # Without the prompt the answer is the text's last, left open as the template leaves it.
+    plain = APERTUS.parse_conversation(PROMPT_AFTER_AN_ANSWER.removesuffix("<|assistant_start|>"))
+    assert plain.messages == ANSWERED and not plain.add_generation_prompt
+    # What follows the prompt is the next answer, begun (a prefill).
+    prefilled = APERTUS.parse_conversation(PROMPT_AFTER_AN_ANSWER + "Sure, the", strict=True)
+    assert prefilled.messages == [*ANSWERED, {"role": "assistant", "content": "Sure, the"}]
+    assert prefilled.continue_final_message and not prefilled.add_generation_prompt
+
+
+@pytest.mark.parametrize("before", ["", THINKING])
+def test_a_completion_that_opens_a_turn_keeps_the_opener_as_its_text_with_a_warning(
+    before: str,
+) -> None:
+    """The model opens no turn of its own: reading a completion, the opener the prompt writes
+    after a last answer is out of place, kept as written (whole, streamed, from ids)."""
+    text = before + "Hello!<|assistant_start|>More."
+    messages, _, warnings = check_every_way(APERTUS, TOKENIZER, text)
+    (message,) = messages
+    assert (message.text, warnings) == ("Hello!<|assistant_start|>More.", ["<|assistant_start|>"])
+    (warning,) = APERTUS.parse(text).warnings
+    state = "assistant.body" if before else "assistant.head"
+    found, _, expected = warning.message.partition("; expected ")
+    assert found == f"marker '<|assistant_start|>' in state '{state}'"
+    assert expected.startswith("one of '<|assistant_end|>'")
+    assert "'<|assistant_start|>'" not in expected
+    with pytest.raises(pawlette.ParseError, match=re.escape("<|assistant_start|>")):
+        APERTUS.parse(before + "Hello!<|assistant_start|>", strict=True)
 
 
 def test_the_default_system_text_holds_the_date_option() -> None:

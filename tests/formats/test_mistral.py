@@ -139,6 +139,87 @@ def test_devstral_writes_the_tools_after_the_system_turn_and_no_ids() -> None:
     assert '[TOOL_RESULTS]{"temp_c": 3}[/TOOL_RESULTS]' in text
 
 
+NO_PARAMETERS = {
+    "type": "function",
+    "function": {"name": "f", "parameters": {"type": "object", "properties": {}}},
+}
+SYSTEM_AND_TOOLS = (
+    "<s>[SYSTEM_PROMPT]Be brief.[/SYSTEM_PROMPT][AVAILABLE_TOOLS]"
+    '[{"type": "function", "function": {"name": "f", "parameters": {"type": "object", '
+    '"properties": {}}}}][/AVAILABLE_TOOLS]'
+)
+"""Devstral's and Ministral 3's text of a system message alone, with tools."""
+TOOLS_AFTER_SYSTEM_TEMPLATES = [
+    ("mistral:devstral", "unsloth-mistral-Devstral-Small-2507"),
+    ("mistral:ministral-3-reasoning", "mistralai-Ministral-3-14B-Reasoning-2512"),
+]
+
+
+@pytest.mark.parametrize(("name", "template"), TOOLS_AFTER_SYSTEM_TEMPLATES, ids=str)
+def test_a_system_message_alone_ends_with_the_tools_and_reads_back_as_the_prompt(
+    name: str, template: str
+) -> None:
+    """Devstral's and Ministral 3's templates write the tools right after the system turn,
+    generation prompt or not (the prompt writes nothing: the answer has no opener).  The
+    render, the exported Jinja and the template agree; the text reads back as the system
+    message and the tools, ending where the model answers, and what follows the block is the
+    answer."""
+    from transformers.utils.chat_template_utils import render_jinja_template
+
+    from pawlette.export import export_jinja
+
+    from ..support.template_compare import corpus_reference
+
+    fmt = pawlette.get_format(name)
+    reference = corpus_reference(template, bos_token="<s>", eos_token="</s>")
+    messages = [{"role": "system", "content": "Be brief."}]
+    for prompt in (False, True):
+        expected = reference.render(messages, [NO_PARAMETERS], add_generation_prompt=prompt)
+        assert expected.text == SYSTEM_AND_TOOLS
+        rendering = fmt.render(messages, [NO_PARAMETERS], add_generation_prompt=prompt)
+        assert rendering.text == SYSTEM_AND_TOOLS
+        exported, _ = render_jinja_template(
+            [messages],
+            tools=[NO_PARAMETERS],
+            chat_template=export_jinja(fmt),
+            add_generation_prompt=prompt,
+        )
+        assert exported[0] == SYSTEM_AND_TOOLS
+    back = fmt.parse_conversation(SYSTEM_AND_TOOLS, strict=True)
+    assert (back.messages, back.tools) == (messages, [NO_PARAMETERS])
+    assert back.add_generation_prompt and not back.continue_final_message
+    prefilled = fmt.parse_conversation(SYSTEM_AND_TOOLS + "Sure, the", strict=True)
+    assert prefilled.messages == [*messages, {"role": "assistant", "content": "Sure, the"}]
+    assert prefilled.continue_final_message and not prefilled.add_generation_prompt
+    # A completion after that prompt starts where the usual prompt leaves the model.
+    assert fmt.start_after(SYSTEM_AND_TOOLS) is None
+    assert fmt.parse("Hello!</s>", prompt=SYSTEM_AND_TOOLS).message == {
+        "role": "assistant",
+        "content": "Hello!",
+    }
+
+
+def test_devstral_reads_a_greeting_right_after_the_tools() -> None:
+    """Devstral's template writes an answer first in the conversation straight after the
+    tools block (no opener): read back as it was given."""
+    devstral = pawlette.get_format("mistral:devstral")
+    messages = [
+        {"role": "system", "content": "Be brief."},
+        {"role": "assistant", "content": "Hello!"},
+    ]
+    from ..support.template_compare import corpus_reference
+
+    reference = corpus_reference(
+        TOOLS_AFTER_SYSTEM_TEMPLATES[0][1], bos_token="<s>", eos_token="</s>"
+    )
+    text = devstral.render(messages, [NO_PARAMETERS]).text
+    assert text == SYSTEM_AND_TOOLS + "Hello!</s>"
+    assert reference.render(messages, [NO_PARAMETERS], add_generation_prompt=False).text == text
+    back = devstral.parse_conversation(text, strict=True)
+    assert (back.messages, back.tools) == (messages, [NO_PARAMETERS])
+    assert not back.add_generation_prompt and not back.continue_final_message
+
+
 def test_small_3_2_refuses_ids_its_template_refuses() -> None:
     request = json.loads(json.dumps(REQUEST))
     request["messages"][2]["tool_calls"][0]["id"] = "call_1"
@@ -437,3 +518,26 @@ def test_equal_users_needs_the_block_before_the_last_user_turn() -> None:
     )
     with pytest.raises(FormatError, match=r"equal_users=True\) with place='first_user'"):
         Layout(name="probe", summary="equal users elsewhere", frames=frames, concepts=(block,))
+
+
+def test_the_tools_after_the_system_turn_need_a_close_fence() -> None:
+    """The block's close is where the answer may begin: a block without one is refused."""
+    import dataclasses
+
+    from pawlette.declare import declare
+    from pawlette.errors import FormatError
+    from pawlette.formats.mistral import DEVSTRAL, layout
+    from pawlette.formats.mistral.tools import ToolsAfterSystemTurn
+
+    devstral = layout(DEVSTRAL)
+    concepts = tuple(
+        dataclasses.replace(concept, close=())
+        if isinstance(concept, ToolsAfterSystemTurn)
+        else concept
+        for concept in devstral.concepts
+    )
+    assert concepts != devstral.concepts
+    with pytest.raises(
+        FormatError, match=r"ToolsAfterSystemTurn\(place='after_system', close=\(\)\)"
+    ):
+        declare(dataclasses.replace(devstral, concepts=concepts))

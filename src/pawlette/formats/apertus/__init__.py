@@ -39,7 +39,9 @@ token llama.cpp's tests give the template):
   user turn (after results too), and with nothing when it is the conversation's last (the
   template writes no end there, so a render for training has no end to learn on its last
   turn).  The generation prompt is ``<|assistant_start|>``, after results too (as the
-  template writes it, though it keeps the turn open).
+  template writes it, though it keeps the turn open).  Reading a conversation, that
+  ``<|assistant_start|>`` right after a last answer ends the answer and opens the prompt's
+  turn; in a model's completion it stays out of place (a warning, kept as its text).
 - **An assistant message right after another** goes on in the same turn, as the template
   writes it: no end before it, no opener, its text straight after the other's, or after the
   other's calls (``<|tools_suffix|>two``).  Read back, the two texts are one message, and a

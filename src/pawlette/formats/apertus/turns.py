@@ -9,7 +9,9 @@ The template opens one ``<|assistant_start|>`` turn and keeps it open over the c
   with nothing when it is the conversation's last (the template writes no end there); a user
   turn after a turn of calls opens with ``<|assistant_end|>`` first (the results' group does
   so through the user frame's ``open_after``).  Reading, an ``<|assistant_end|>`` after a
-  turn of calls ended is layout (llama.cpp ends the turn with it there).  An assistant
+  turn of calls ended is layout (llama.cpp ends the turn with it there), and the opener
+  ``<|assistant_start|>`` right after an answer ends it and opens the next turn (the
+  generation prompt after a last answer: :func:`next_turn`).  An assistant
   message right after another is written in the same turn, with no end before it and no
   opener, its text straight after the other's (read back, the two are one message) or
   after its calls' ``<|tools_suffix|>``, where their results go (not read back): recorded
@@ -37,6 +39,7 @@ if TYPE_CHECKING:
     from pawlette.declare.jinja import Template
     from pawlette.declare.table import Table
     from pawlette.declare.write import Render
+    from pawlette.engine.machine import Action, Parser
 
 CLOSE = "]"
 """What ends a group of results (after the frame's ``[`` and the texts)."""
@@ -93,6 +96,11 @@ class TurnEnds(CallTurnEnd):
         # turn there with its end token (its grammar allows nothing else after the list).
         frame = table.layout.frames["assistant"]
         table.on("outside", table.text(frame.end), "outside")
+        # The conversation's last answer has no end: the generation prompt's opener right
+        # after it ends it (an assistant message after another goes on with no opener).
+        opener = table.text(frame.open)
+        for state in ("assistant.head", "assistant.body"):
+            table.on(state, opener, table.first_state["assistant"], next_turn(opener))
 
     def jinja_open(self, out: Template, role: str) -> bool:
         if role == "assistant":
@@ -124,6 +132,33 @@ class TurnEnds(CallTurnEnd):
         out.fence(out.layout.frames["assistant"].end)
         out.out("{%- endif -%}")
         return True
+
+
+def next_turn(opener: str) -> Action:
+    """The action on the assistant's ``opener`` read in its answer.  Reading a conversation,
+    the answer ends there and the next turn of the assistant begins (the generation prompt
+    after a last answer, which the template writes with no end).  In a completion the model
+    opened no turn there: the opener is out of place, as a marker with no row is (a
+    warning, its text the answer's, the state unchanged)."""
+
+    def action(parser: Parser, offset: int) -> None:
+        if parser.conversation:
+            parser.end_message()
+            parser.begin_message("assistant")
+            return
+        state = parser.state.name
+        others = [marker for marker in parser.grammar.expected(state) if marker != opener]
+        parser.malformed(
+            offset,
+            f"marker {opener!r} in state {state!r}",
+            "one of " + ", ".join(repr(marker) for marker in others),
+            opener,
+        )
+        parser.emit(TextDelta(opener))
+        parser.goto(state)
+
+    action.__name__ = "next assistant turn"
+    return action
 
 
 def _calls_before(out: Render, index: int) -> bool:

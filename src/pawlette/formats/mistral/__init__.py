@@ -18,7 +18,9 @@ Variants (reference: llama.cpp's ``models/templates``):
   to it (every field alike: the template's test is a dict equality); calls carry 9-character ids
   (``[CALL_ID]``), results name the call they answer (``[TOOL_CONTENT]``).
 - ``devstral`` (``unsloth-mistral-Devstral-Small-2507``): Devstral's default system text (no
-  date); the tools right after the first system turn; no ids; text before calls is kept.
+  date); the tools right after the first system turn (local concept
+  :class:`.tools.ToolsAfterSystemTurn`), a system message alone with them too; no ids; text
+  before calls is kept.
 - ``ministral-3-reasoning`` (``mistralai-Ministral-3-14B-Reasoning-2512``): as ``devstral``
   with its own default text, and the model's ``[THINK]...[/THINK]`` reasoning read from what
   it writes.
@@ -49,6 +51,11 @@ Decisions:
   only from content chunks of type ``thinking``, never from ``reasoning_content``: pawlette
   drops ``reasoning_content`` likewise (a recorded loss), and reads ``[THINK]...[/THINK]`` at
   the start of what the model writes as reasoning (vLLM's mistral reasoning parser).
+- **The tools after the system turn** (devstral, ministral-3-reasoning): written after a
+  system message alone too, generation prompt or not, as the templates write them.  Reading a
+  conversation, the answer may begin right after the block, as right after the system turn
+  (no opener): a text ending with the block ends where the model answers (the generation
+  prompt, which writes nothing).
 - **Names**: the templates never write a message's ``name``: a recorded loss.
 - **Model output**: text before ``[TOOL_CALLS]`` is content; each call's arguments must be a
   JSON object (vLLM's and llama.cpp's Mistral parsers read the same shape).
@@ -117,6 +124,7 @@ from .system_texts import (
     SMALL_SYSTEM_AFTER_DATE,
     SMALL_SYSTEM_BEFORE_DATE,
 )
+from .tools import ToolsAfterSystemTurn
 
 Version = Literal["small-3.2", "devstral", "ministral-3-reasoning", "nemo"]
 
@@ -183,12 +191,14 @@ def layout(options: MistralOptions) -> Layout:
             placement="in_place" if version != "ministral-3-reasoning" else "first_only",
         ),
         ToolsBlock(
-            place="before_last_user" if small else "after_system",
+            place="before_last_user",
             open=fence(TOOLS),
             close=fence(TOOLS_END),
             array=True,
-            equal_users=small,  # (the template's test: message == user_messages[-1])
-        ),
+            equal_users=True,  # (the template's test: message == user_messages[-1])
+        )
+        if small
+        else ToolsAfterSystemTurn(open=fence(TOOLS), close=fence(TOOLS_END), array=True),
         NamedCalls(
             open=fence(TOOL_CALLS),
             id_open=fence(CALL_ID) if small else None,
