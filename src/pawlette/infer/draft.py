@@ -164,6 +164,9 @@ class Draft:
     unprompted_after: list[str] = field(default_factory=list)
     """The roles after a last message of which the template writes no generation prompt,
     though asked for one (:class:`~pawlette.declare.NoPromptAfter`'s ``roles``)."""
+    listed_tools: bool = False
+    """The template's callers always pass ``tools`` as a list (:mod:`.listed_tools`): the
+    layout's ``tools_variables`` passes it so too."""
     unprompted_system_alone: bool = False
     """The template writes no generation prompt after a conversation of one system message
     (:class:`~pawlette.declare.NoPromptAfter`'s ``system_alone``)."""
@@ -286,6 +289,8 @@ class Draft:
 
             concepts.append(PromptRest(*self.prompt_rest))  # last: it copies the others' rows
         frames = {role: text.frame(self.tokens) for role, text in self.frames.items()}
+        from .listed_tools import listed_tools
+
         layout = Layout(
             name=name,
             summary=summary,
@@ -295,6 +300,7 @@ class Draft:
             options=InferredOptions(today=self.today) if self.date_format else None,
             notes=tuple(self.notes),
             today="today" if self.date_format else None,
+            tools_variables=listed_tools if self.listed_tools else None,
         )
         if self.date_format and self.today is not None:
             from .dates import with_date_option
