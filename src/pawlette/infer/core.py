@@ -321,6 +321,7 @@ def _stages() -> list[Any]:
         derive_names,
         derive_whitespace,
     )
+    from .past_texts import derive_past_texts
     from .reasoning import derive_reasoning
     from .results import derive_results
     from .tools import derive_tools
@@ -332,6 +333,7 @@ def _stages() -> list[Any]:
         derive_alternation,
         derive_names,
         derive_reasoning,
+        derive_past_texts,
         derive_tools,
         derive_calls,
         derive_results,
