@@ -121,6 +121,7 @@ def _features(draft: Draft) -> Features:
         reasoning_with_calls=ok("reasoning"),
         edge_whitespace=frozenset(draft.edge_roles),
         edge_whitespace_with_calls=draft.edge_with_calls and "assistant" in draft.edge_roles,
+        edge_whitespace_reasoning=draft.edge_reasoning,
         empty_roles=frozenset(draft.empty_roles),
         names=ok("names"),
         alternating=draft.status("consecutive user messages") in ("refused", "not derived"),

@@ -31,6 +31,7 @@ from .underived import Underived
 
 __all__ = [
     "CALL_TEXT_EDGES",
+    "REASONING_EDGES",
     "RESULT_EDGES",
     "Capability",
     "Draft",
@@ -44,6 +45,8 @@ CALL_TEXT_EDGES = "whitespace at the ends of text with tool calls"
 at its ends, otherwise than the declaration: the text is then written as given."""
 RESULT_EDGES = "whitespace at the ends of tool results"
 """The same for results."""
+REASONING_EDGES = "whitespace at the ends of reasoning"
+"""The same for reasoning."""
 
 Status = Literal["derived", "dropped", "refused", "not derived", "differs"]
 
@@ -147,6 +150,8 @@ class Draft:
     """The roles whose text with whitespace at its ends the declaration writes as the
     template does."""
     edge_with_calls: bool = True
+    edge_reasoning: bool = True
+    """Reasoning with whitespace at its ends is written as the template does."""
     """The text beside calls with whitespace at its ends is written as the template does."""
     closing: str = ""
     prompt_always: bool = False
@@ -201,6 +206,11 @@ class Draft:
                 )
             elif name == CALL_TEXT_EDGES:
                 self.edge_with_calls = False
+                self.capability(
+                    name, "differs", "the template changes it; written as given (" + reason + ")"
+                )
+            elif name == REASONING_EDGES:
+                self.edge_reasoning = False
                 self.capability(
                     name, "differs", "the template changes it; written as given (" + reason + ")"
                 )

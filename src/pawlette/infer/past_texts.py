@@ -53,9 +53,7 @@ def derive_past_texts(probe: Probe, draft: Draft) -> None:
     if not separator or plain is None or last_plain is None:
         return
     # The last message keeps what a past one loses: written whole.
-    if probe.render([user, message("assistant", "\n" + a1)]) != last_plain.replace(
-        a1, "\n" + a1
-    ):
+    if probe.render([user, message("assistant", "\n" + a1)]) != last_plain.replace(a1, "\n" + a1):
         return
     stripped = "".join(character for character in _STRIPPED if past(character + a1) == plain)
     if "\n" not in stripped:
