@@ -97,7 +97,15 @@ def harness(template: CorpusTemplate, inference: Inference, count: int) -> str:
     fmt = inference.format
     if fmt is None:
         return ""
-    reference = corpus_reference(template.name, empty_content=inference.empty_content)
+    settings: dict[str, Any] = {"empty_content": inference.empty_content}
+    layout = inference.layout
+    if layout is not None and layout.tools_variables is not None and not template.caller_variables:
+        # A template whose callers always pass tools as a list (Hermes' tool_use): rendered
+        # as they render it, the list empty without tools.
+        settings["caller_variables"] = lambda tools, today: layout.reference_tools_variables(
+            list(tools or ())
+        )
+    reference = corpus_reference(template.name, **settings)
     conversations = generate_conversations(count, seed=1, avoid=fmt.special_markers)
     report = compare_renders(fmt, reference, conversations)
     both = report.identical + len(report.differing)

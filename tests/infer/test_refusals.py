@@ -101,13 +101,21 @@ def test_a_second_parameter_closed_otherwise_is_refused_saying_how() -> None:
     assert 'key is closed by \'">"\', the second\'s by \'" later="1">true</p>' in detail
 
 
-def test_a_template_for_requests_with_tools_only_is_refused_saying_so() -> None:
-    inference = _infer("NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use")
+def test_a_template_that_needs_tools_given_is_refused_saying_so() -> None:
+    # Refused without tools and with an empty list (a tool_use template that iterates
+    # ``tools`` renders given an empty one, and is inferred: test_listed_tools).
+    template = (
+        "{% if not tools %}{{ raise_exception('this template needs tools') }}{% endif %}"
+        "<|tools|>{{ tools | tojson }}<|end|>"
+        "{% for m in messages %}<|{{ m.role }}|>{{ m.content }}<|end|>{% endfor %}"
+        "{% if add_generation_prompt %}<|assistant|>{% endif %}"
+    )
+    inference = infer_template(template)
     assert not inference.accepted and inference.refusal is not None
-    assert "refuses a conversation of one user message without tools (TypeError" in (
+    assert "refuses a conversation of one user message without tools (TemplateError: this " in (
         inference.refusal
     )
-    assert "renders it given tools: it is a template for requests with tools only" in (
+    assert "an empty list of tools too, and renders it given tools (needs concept: a template " in (
         inference.refusal
     )
 

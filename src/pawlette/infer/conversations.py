@@ -144,6 +144,9 @@ class Features:
     edge_whitespace: frozenset[str] = frozenset({"system", "user", "assistant", "tool"})
     """The roles whose text may start or end with whitespace (results: about one in four is
     padded)."""
+    edge_whitespace_reasoning: bool = True
+    """Reasoning texts may start or end with whitespace (about one in four is padded, from
+    draws of their own: a template may trim reasoning, as Qwen3's ``strip('\\n')`` does)."""
     edge_whitespace_with_calls: bool = True
     """The text beside calls may start or end with whitespace (about half of them, and the
     first turn of calls of every twelfth conversation, counted from the third, has such a
@@ -215,7 +218,11 @@ class _Maker:
         # without either, the conversation is as with it, less the whitespace.
         self.paddings = {
             kind: random.Random(f"{kind} {seed}")
-            for kind in ("edge-whitespace-with-calls", "edge-whitespace-results")
+            for kind in (
+                "edge-whitespace-with-calls",
+                "edge-whitespace-results",
+                "edge-whitespace-reasoning",
+            )
         }
         self.padded_call_text = False
         """The next turn of calls has text, with whitespace at its ends."""
@@ -268,6 +275,15 @@ class _Maker:
         ):
             text = self.padded(text, "edge-whitespace-with-calls")
         self.padded_call_text = False
+        return text
+
+    def reasoning(self) -> str:
+        """A reasoning text: with whitespace at its ends, where the features allow it, in
+        about one in four (the padding drawn apart)."""
+        text = self.text("reasoning")
+        padding = self.paddings["edge-whitespace-reasoning"]
+        if self.features.edge_whitespace_reasoning and text and padding.random() < 0.25:
+            text = self.padded(text, "edge-whitespace-reasoning")
         return text
 
     def call(self, tools: list[dict[str, Any]]) -> dict[str, Any]:
@@ -353,7 +369,7 @@ def _conversation(number: int, seed: int, features: Features, avoid: Iterable[st
 def _answer(maker: _Maker, features: Features) -> dict[str, Any]:
     answer: dict[str, Any] = {"role": "assistant", "content": maker.text("assistant")}
     if features.reasoning and maker.random.random() < 0.5:
-        answer["reasoning_content"] = maker.text("reasoning")
+        answer["reasoning_content"] = maker.reasoning()
         maker.kinds.add("reasoning")
     return answer
 
@@ -372,7 +388,7 @@ def _call_rounds(
             turn["content"] = maker.call_text(drawn)
             maker.kinds.add("text-with-calls")
         if features.reasoning and features.reasoning_with_calls and pick.random() < 0.4:
-            turn["reasoning_content"] = maker.text("reasoning")
+            turn["reasoning_content"] = maker.reasoning()
             maker.kinds.add("reasoning-with-calls")
         messages.append(turn)
         if not features.results:

@@ -121,6 +121,7 @@ def _features(draft: Draft) -> Features:
         reasoning_with_calls=ok("reasoning"),
         edge_whitespace=frozenset(draft.edge_roles),
         edge_whitespace_with_calls=draft.edge_with_calls and "assistant" in draft.edge_roles,
+        edge_whitespace_reasoning=draft.edge_reasoning,
         empty_roles=frozenset(draft.empty_roles),
         names=ok("names"),
         alternating=draft.status("consecutive user messages") in ("refused", "not derived"),
@@ -321,6 +322,7 @@ def _stages() -> list[Any]:
         derive_names,
         derive_whitespace,
     )
+    from .past_texts import derive_past_texts
     from .reasoning import derive_reasoning
     from .results import derive_results
     from .tools import derive_tools
@@ -332,6 +334,7 @@ def _stages() -> list[Any]:
         derive_alternation,
         derive_names,
         derive_reasoning,
+        derive_past_texts,
         derive_tools,
         derive_calls,
         derive_results,

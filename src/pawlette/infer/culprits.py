@@ -18,7 +18,7 @@ from typing import Any
 from ..declare import Reasoning, layout_of
 from ..format import Format
 from .conversations import Sample
-from .draft import CALL_TEXT_EDGES, RESULT_EDGES
+from .draft import CALL_TEXT_EDGES, REASONING_EDGES, RESULT_EDGES
 from .template import TemplateRunner
 
 __all__ = ["CULPRITS", "find_culprit"]
@@ -152,6 +152,12 @@ def _trimmed_call_text(request: Request) -> None:
             message["content"] = message["content"].strip()
 
 
+def _trimmed_reasoning(request: Request) -> None:
+    for message in _messages(request):
+        if isinstance(message.get("reasoning_content"), str):
+            message["reasoning_content"] = message["reasoning_content"].strip()
+
+
 def _trimmed_results(request: Request) -> None:
     for message in _messages(request):
         if message["role"] == "tool" and isinstance(message.get("content"), str):
@@ -169,6 +175,9 @@ CULPRITS: tuple[tuple[str, str, Callable[[Request], None]], ...] = (
     ("prompt-after-answer", "generation prompt after an answer", _unprompted),
     ("leading-answer", "leading assistant messages", _no_leading_answers),
     ("consecutive-answers", "consecutive assistant messages", _one_answer),
+    # Whitespace at the ends of reasoning before the reasoning itself: a template that trims
+    # it writes it still.
+    ("edge-whitespace-reasoning", REASONING_EDGES, _trimmed_reasoning),
     # Before the calls and results: reasoning the declaration drops, which the template
     # writes beside calls only (Gemma 4's), is the reasoning's fault, not theirs.
     ("reasoning-with-calls", "reasoning", _no_reasoning_with_calls),

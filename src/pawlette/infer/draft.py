@@ -31,6 +31,7 @@ from .underived import Underived
 
 __all__ = [
     "CALL_TEXT_EDGES",
+    "REASONING_EDGES",
     "RESULT_EDGES",
     "Capability",
     "Draft",
@@ -44,6 +45,8 @@ CALL_TEXT_EDGES = "whitespace at the ends of text with tool calls"
 at its ends, otherwise than the declaration: the text is then written as given."""
 RESULT_EDGES = "whitespace at the ends of tool results"
 """The same for results."""
+REASONING_EDGES = "whitespace at the ends of reasoning"
+"""The same for reasoning."""
 
 Status = Literal["derived", "dropped", "refused", "not derived", "differs"]
 
@@ -147,6 +150,8 @@ class Draft:
     """The roles whose text with whitespace at its ends the declaration writes as the
     template does."""
     edge_with_calls: bool = True
+    edge_reasoning: bool = True
+    """Reasoning with whitespace at its ends is written as the template does."""
     """The text beside calls with whitespace at its ends is written as the template does."""
     closing: str = ""
     prompt_always: bool = False
@@ -164,6 +169,9 @@ class Draft:
     unprompted_after: list[str] = field(default_factory=list)
     """The roles after a last message of which the template writes no generation prompt,
     though asked for one (:class:`~pawlette.declare.NoPromptAfter`'s ``roles``)."""
+    listed_tools: bool = False
+    """The template's callers always pass ``tools`` as a list (:mod:`.listed_tools`): the
+    layout's ``tools_variables`` passes it so too."""
     unprompted_system_alone: bool = False
     """The template writes no generation prompt after a conversation of one system message
     (:class:`~pawlette.declare.NoPromptAfter`'s ``system_alone``)."""
@@ -198,6 +206,11 @@ class Draft:
                 )
             elif name == CALL_TEXT_EDGES:
                 self.edge_with_calls = False
+                self.capability(
+                    name, "differs", "the template changes it; written as given (" + reason + ")"
+                )
+            elif name == REASONING_EDGES:
+                self.edge_reasoning = False
                 self.capability(
                     name, "differs", "the template changes it; written as given (" + reason + ")"
                 )
@@ -286,6 +299,8 @@ class Draft:
 
             concepts.append(PromptRest(*self.prompt_rest))  # last: it copies the others' rows
         frames = {role: text.frame(self.tokens) for role, text in self.frames.items()}
+        from .listed_tools import listed_tools
+
         layout = Layout(
             name=name,
             summary=summary,
@@ -295,6 +310,7 @@ class Draft:
             options=InferredOptions(today=self.today) if self.date_format else None,
             notes=tuple(self.notes),
             today="today" if self.date_format else None,
+            tools_variables=listed_tools if self.listed_tools else None,
         )
         if self.date_format and self.today is not None:
             from .dates import with_date_option

@@ -105,16 +105,16 @@ def _derive_frames(probe: Probe, draft: Draft) -> None:
     tokens = probe.tokens
     u1, u2, a1 = probe.sentinel("u", 1), probe.sentinel("u", 2), probe.sentinel("a", 1)
     user, user2, assistant = message("user", u1), message("user", u2), message("assistant", a1)
+    from .listed_tools import derive_listed_tools
     from .tools import PROBE_TOOLS
 
+    derive_listed_tools(probe, draft)
     if probe.render([user]) is None and probe.render([user], list(PROBE_TOOLS)) is not None:
-        # A tool_use template (Hermes 2 Pro's, Command R+'s): its model's other template
-        # serves requests without tools, and inference probes turns without them.
         raise Underivable(
             "the template refuses a conversation of one user message without tools ("
             + probe.refusal([user])[:120]
-            + ") and renders it given tools: it is a template for requests with tools only "
-            "(needs concept: a template that always has tools)"
+            + "), an empty list of tools too, and renders it given tools (needs concept: a "
+            "template that needs tools given)"
         )
     plain = probe.required("a conversation of one user message", [user])
     prompted = probe.required("a generation prompt", [user], prompt=True)

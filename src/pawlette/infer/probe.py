@@ -77,6 +77,9 @@ class Probe:
         """The generation prompt, when the template writes it after every render, asked for
         or not (:class:`~pawlette.declare.PromptAlways`): left out of every render without
         the prompt, as :attr:`closing` is."""
+        self.listed_tools_refusal = ""
+        """The template's refusal of a request without tools, where its callers pass an
+        empty list instead (:mod:`.listed_tools`)."""
 
     def clear(self) -> None:
         """Forget the renders (the runner's settings changed)."""

@@ -26,7 +26,7 @@ from ..declare.pieces import text_of
 from ..formats.hy3.concepts import ToolsKeptReasoning
 from ..formats.kimi.concepts import ReasoningAfterFirstAnswer
 from .atoms import common_prefix, excerpt
-from .draft import Draft
+from .draft import REASONING_EDGES, Draft
 from .fields import EDGES, WHITESPACE, Side, whitespace
 from .probe import Probe, call, message
 from .tools import PROBE_TOOLS, insertions
@@ -277,11 +277,23 @@ def derive_reasoning(probe: Probe, draft: Draft) -> None:
         if _keeps_whitespace(probe, render, opening, closing):
             draft.edge_roles.add("reasoning")
         elif not _derive_trim(probe, draft, keep, opening, closing):
+            draft.edge_reasoning = False
             draft.capability(
-                "whitespace at the ends of reasoning",
+                REASONING_EDGES,
                 "differs",
                 "the template changes it in a way no concept declares; written as given",
             )
+        if draft.edge_reasoning and keep != "calls":
+            trim = draft.concepts[-1].trim if isinstance(draft.concepts[-1], Reasoning) else ""
+            beside = _whitespace_beside_calls(probe, head, opening, closing, trim)
+            if beside is not None:
+                draft.edge_reasoning = False
+                draft.capability(
+                    REASONING_EDGES,
+                    "differs",
+                    f"beside calls the template writes it {beside}, otherwise than in an "
+                    "answer; written as in an answer",
+                )
         _derive_in_content(probe, draft, head, calls, tools)
         empty = render(reasoning_content="")
         as_none = empty is not None and empty == render()
@@ -473,6 +485,29 @@ def _derive_trim(probe: Probe, draft: Draft, keep: str, opening: str, closing: s
         + "), and the text after a block at its start",
     )
     return True
+
+
+def _whitespace_beside_calls(
+    probe: Probe, head: list[dict[str, Any]], opening: str, closing: str, trim: str
+) -> str | None:
+    """How the template writes reasoning with whitespace at its ends beside calls, where it
+    writes it otherwise than in an answer (kept there, or trimmed of ``trim``); None: alike,
+    or no block beside calls to tell."""
+    r1 = probe.sentinel("r", 1)
+    for start, end in EDGES:
+        given = start + r1 + end
+        turn = message("assistant", None, tool_calls=[_probe_call()], reasoning_content=given)
+        written = probe.render([*head, turn], list(PROBE_TOOLS))
+        if written is None or r1 not in written:
+            return None
+        expected = given.strip(trim) if trim else given
+        if f"{opening}{expected}{closing}" not in written:
+            at = written.find(r1)
+            begin = max(0, written.rfind(opening.strip(), 0, at))
+            closed = written.find(closing.strip(), at)
+            stop = len(written) if closed < 0 else closed + len(closing.strip())
+            return f"{excerpt(probe.tokens, written[begin:stop])} given {given!r}"
+    return None
 
 
 def _keeps_whitespace(

@@ -423,7 +423,14 @@ def _after_results(probe: Probe, draft: Draft, messages: list[dict[str, Any]]) -
     assistant = draft.frames["assistant"]
     u2 = probe.sentinel("u", 2)
     # The answer is followed by a user message: a last turn may be written otherwise.
-    answered = _added(probe, draft, messages, [message("assistant", "Za2q"), message("user", u2)])
+    following = [message("assistant", "Za2q"), message("user", u2)]
+    try:
+        answered = _added(probe, draft, messages, following)
+    except Underivable:
+        found = _gap_ending_group(probe, draft, messages, following)
+        if found is None:
+            raise
+        answered = found
     if "Za2q" not in answered:
         raise Underivable("the template does not write an answer after results")
     opening = answered[: answered.find("Za2q")]
@@ -449,6 +456,50 @@ def _after_results(probe: Probe, draft: Draft, messages: list[dict[str, Any]]) -
             opener = ""
         assistant.open_after["tool"] = opener
     _prompt_after(probe, draft, messages, "tool")
+
+
+def _gap_ending_group(
+    probe: Probe, draft: Draft, messages: list[dict[str, Any]], following: list[dict[str, Any]]
+) -> str | None:
+    """What ``following`` adds after the results ``messages`` end with, where the template
+    writes the gap between two results after the last one too once another message follows
+    (Hermes 2 Pro's newline before ``<|im_end|>``, none when the results end the
+    conversation): the results' ``gap_ends_group`` then set.  None: no such gap."""
+    number = next(
+        (number for number, item in enumerate(draft.concepts) if isinstance(item, Results)), None
+    )
+    if number is None:
+        return None
+    concept = draft.concepts[number]
+    assert isinstance(concept, Results)
+    gap, close = text_of(concept.item_gap), text_of(concept.item_close)
+    item_open = text_of(concept.item_open)
+    frame = draft.frames.get("tool")
+    if (gap and concept.gap_ends_group) or not close or frame is None:
+        return None
+    if not gap:
+        # The whitespace an item's open starts with, written after the last item too once a
+        # message follows, is the gap between items (Hermes 2 Pro's newline): the first
+        # item's share of it then opens the results turn.
+        gap = item_open[: len(item_open) - len(item_open.lstrip())]
+        if not gap or not item_open.strip():
+            return None
+    base = _render(probe, messages)
+    written = _render(probe, [*messages, *following])
+    at = base.rfind(close)
+    if at < 0:
+        return None
+    at += len(close)
+    gapped = base[:at] + gap + base[at:]
+    if not written.startswith(gapped):
+        return None
+    if not text_of(concept.item_gap):
+        frame.open += gap
+        concept = dataclasses.replace(
+            concept, item_open=draft.fence(item_open[len(gap) :]), item_gap=draft.fence(gap)
+        )
+    draft.concepts[number] = dataclasses.replace(concept, gap_ends_group=True)
+    return written[len(gapped) :]
 
 
 def _prompt_after(

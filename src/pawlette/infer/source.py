@@ -79,6 +79,7 @@ class _Writer:
         taken: set[str] = set(_DECLARE) | {
             "LAYOUT",
             "FORMAT",
+            "listed_tools",
             "InferredOptions",
             "Underived",
             "PromptRest",
@@ -162,6 +163,13 @@ class _Writer:
             ):
                 continue
             arguments.append(f"{item.name}={self.value(current, inner)}")
+        if isinstance(value, Layout) and value.tools_variables is not None:
+            from .listed_tools import listed_tools
+
+            if value.tools_variables is not listed_tools:
+                raise TypeError(f"cannot write {value.tools_variables!r} as source")
+            self.used.add("listed_tools")
+            arguments.append("tools_variables=listed_tools")
         return self.call(name, arguments, indent)
 
 
@@ -234,6 +242,8 @@ def declaration_source(layout: Layout, docstring: str) -> str:
     )
     if inferred:
         lines.append(f"from pawlette.infer import {', '.join(inferred)}")
+    if "listed_tools" in writer.used:
+        lines.append("from pawlette.infer.listed_tools import listed_tools")
     if names:
         lines.append("from pawlette.infer.switches import switched_layout")
     # A family's own concept (a tools presentation inference took from a declared family)

@@ -237,6 +237,9 @@ class TemplateRunner:
         self.variables = dict(variables or {})
         self.empty_content = empty_content
         self.shaped = shaped
+        self.listed_tools = False
+        """Whether ``tools`` is passed as a list, empty without tools (the callers of a
+        template that iterates ``tools`` always pass one: see :mod:`.listed_tools`)."""
         self.needed: set[str] = set()
         """The :data:`CALLER_SHAPES` any render so far needed."""
         self._clock = _Clock(today)
@@ -280,7 +283,8 @@ class TemplateRunner:
         given = {**self.variables, **(variables or {})}
         # A variable named ``tools`` is the tools as the template's callers pass them
         # (Command R+'s pass a list, empty without tools: ``Layout.tools_variables``).
-        listed = given.pop("tools", [dict(tool) for tool in tools] if tools else None)
+        passed = [dict(tool) for tool in tools or ()]
+        listed = given.pop("tools", passed if passed or self.listed_tools else None)
         found = self._render(messages, listed, add_generation_prompt, given)
         if found.text is not None or not self.shaped:
             return found
