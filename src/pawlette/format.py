@@ -25,7 +25,7 @@ from .openai import (
     read_conversation,
     tools_from_openai,
 )
-from .option_dates import check_date_options
+from .option_types import check_options
 from .types import Message, ParseWarning, Rendering, TextPart, Tool
 
 WriteConversation = Callable[[Writer, tuple[Message, ...], tuple[Tool, ...], bool], None]
@@ -246,7 +246,7 @@ class Format:
                     "given; it is derived from the other options",
                     f"the options of {self.name} it is computed from, among: {names}",
                 )
-        check_date_options(self.name, self.options, changes)
+        check_options(self.name, self.options, changes)
         try:
             options = dataclasses.replace(self.options, **changes)
         except TypeError as error:
