@@ -30,6 +30,7 @@ import pawlette
 from pawlette.cli import build_parser
 from pawlette.demo import WEATHER
 from pawlette.format import derived_options
+from pawlette.option_types import describe, option_annotations
 from pawlette.state_table import table_text
 
 from .griffe_docstrings import docstring_markdown
@@ -88,16 +89,19 @@ def _options(fmt: pawlette.Format) -> list[str]:
         "## Options",
         "",
         f"`get_format({fmt.name!r}).with_options(...)` takes these fields of"
-        f" `{type(fmt.options).__name__}`:",
+        f" `{type(fmt.options).__name__}` (`--option NAME=VALUE` on the command line), each"
+        " refusing a value of another type:",
         "",
-        "| option | default |",
-        "|---|---|",
+        "| option | default | takes |",
+        "|---|---|---|",
     ]
+    annotations = option_annotations(type(fmt.options))
     for option in dataclasses.fields(fmt.options):
         value = getattr(fmt.options, option.name)
         shown = repr(value) if not callable(value) else getattr(value, "__name__", "a function")
-        cell = shown.replace("|", "\\|")
-        lines.append(f"| `{option.name}` | `{cell}` |")
+        shown_cell = shown.replace("|", "\\|")
+        takes = describe(annotations[option.name]) if option.name in annotations else "anything"
+        lines.append(f"| `{option.name}` | `{shown_cell}` | {cell(takes)} |")
     derived = derived_options(fmt.options)
     if derived:
         lines += ["", "Derived from those (computed whenever they change, never set):", ""]

@@ -356,3 +356,85 @@ def test_verify_needs_a_template() -> None:
     assert result.stderr == (
         "pawlette verify: template: none given; expected -t FILE, a model directory, or both\n"
     )
+
+
+# ------------------------------------------------------------------ --option
+
+
+def test_an_option_is_read_as_its_declared_type() -> None:
+    hello = json.dumps([{"role": "user", "content": "Hi"}])
+    dated = run("render", "-f", "llama3", "--option", "date=2025-03-05", stdin=hello)
+    assert dated.returncode == 0, dated.stderr
+    assert "Today Date: 05 Mar 2025\n" in dated.stdout
+    texts = run("render", "-f", "llama3", "--option", "date_string=1 Jan 2025", stdin=hello)
+    assert "Today Date: 1 Jan 2025\n" in texts.stdout
+    function = {"name": "f", "parameters": {"type": "object", "properties": {}}}
+    request = {
+        "messages": [{"role": "user", "content": "Hi"}],
+        "tools": [{"type": "function", "function": function}],
+    }
+    option = "tools_in_user_message=false"
+    apart = run("render", "-f", "llama3", "--option", option, stdin=json.dumps(request))
+    together = run("render", "-f", "llama3", stdin=json.dumps(request))
+    assert apart.returncode == together.returncode == 0, apart.stderr + together.stderr
+    # Tools in the system turn, not the user's: the first user turn is the bare query.
+    query = "<|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|>"
+    assert query in apart.stdout
+    assert query not in together.stdout
+
+
+SPELLING = (
+    "On the command line: true, false, numbers and lists as JSON, null for None, a date as "
+    "YYYY-MM-DD, text as it is\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        (
+            "tools_in_user_message=yes",
+            "pawlette render: --option tools_in_user_message: 'yes' (str); expected True or "
+            "False. " + SPELLING,
+        ),
+        (
+            "date=5 March",
+            "pawlette render: --option date: '5 March' (str); expected a datetime.date or None "
+            "(the date llama3 writes, such as datetime.date(2024, 7, 26)). " + SPELLING,
+        ),
+        ("date", "pawlette render: --option: 'date'; expected NAME=VALUE\n"),
+    ],
+)
+def test_an_option_of_the_wrong_type_is_refused_naming_it(option: str, message: str) -> None:
+    result = run("render", "-f", "llama3", "--option", option, stdin="[]")
+    assert result.returncode == 2
+    assert result.stderr == message
+
+
+def test_an_option_given_twice_is_refused() -> None:
+    result = run("table", "-f", "glm", "--option", "version=4.7", "--option", "version=4.6")
+    assert result.returncode == 2
+    assert result.stderr == (
+        "pawlette table: --option version: given twice; expected each option once\n"
+    )
+
+
+def test_options_reach_parse_and_the_exports() -> None:
+    """A Literal of text takes its text (``4.7``, not the number); the exported template and
+    the parse are the option's."""
+    glm47 = run("export", "jinja", "-f", "glm", "--option", "version=4.7")
+    glm46 = run("export", "jinja", "-f", "glm")
+    assert glm47.returncode == glm46.returncode == 0, glm47.stderr + glm46.stderr
+    assert glm47.stdout != glm46.stdout
+    completion = (
+        "</ifm|think><ifm|tool_calls>\n"
+        '<ifm|tool_call>{"name": "f", "arguments": {"a": 1}}</ifm|tool_call>\n'
+        "</ifm|tool_calls><|ifm|im_end|>"
+    )
+    parsed = run("parse", "-f", "ifm", "--option", "tool_call_format=json", stdin=completion)
+    assert parsed.returncode == 0, parsed.stderr
+    (call,) = json.loads(parsed.stdout)["message"]["tool_calls"]
+    assert call["function"] == {"name": "f", "arguments": '{"a": 1}'}
+    refused = run("export", "grammar", "-f", "glm", "--option", "thinking=0")
+    assert refused.returncode == 2
+    assert refused.stderr.startswith("pawlette export: --option thinking: '0' (str); expected ")

@@ -18,11 +18,17 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from .errors import PawletteError, RequestError, UnsupportedFeature
+from .format import Format
 from .formats import formats, get_format
 from .json_values import MAX_JSON_DEPTH
 from .serve.chunks import ChunkStream
 
 STREAM_PIECE_BYTES = 16  # small pieces, so --stream shows the parser working incrementally
+OPTION_SPELLING = (
+    "On the command line: true, false, numbers and lists as JSON, null for None, a date as "
+    "YYYY-MM-DD, text as it is"
+)
+"""How ``--option`` values are spelled (:mod:`pawlette.option_text`), said with a refusal."""
 
 
 class UserError(Exception):
@@ -104,8 +110,43 @@ def command_formats(arguments: argparse.Namespace) -> int:
     return 0
 
 
-def command_render(arguments: argparse.Namespace) -> int:
+def _format(arguments: argparse.Namespace) -> Format:
+    """The format ``-f`` names, with the options ``--option NAME=VALUE`` gives (each read
+    as its declared type takes it: :mod:`pawlette.option_text`)."""
     fmt = get_format(arguments.format)
+    given = getattr(arguments, "option", None)
+    if not given:
+        return fmt
+    from .option_text import options_from_text, split_option
+
+    texts: dict[str, str] = {}
+    for argument in given:
+        try:
+            name, text = split_option(argument)
+        except RequestError as error:
+            raise UserError(str(error)) from error
+        if name in texts:
+            raise UserError(f"--option {name}: given twice; expected each option once")
+        texts[name] = text
+    try:
+        return fmt.with_options(**options_from_text(fmt.options, texts))
+    except RequestError as error:
+        where = error.path.removeprefix("options.")
+        raise UserError(
+            f"--option {where}: {error.found}; expected {error.expected}. {OPTION_SPELLING}"
+            if error.path.startswith("options.")
+            else f"--option: {error.found}; expected {error.expected}"
+        ) from error
+
+
+def _format_or_name(arguments: argparse.Namespace) -> Format | str:
+    """``-f`` as given when no ``--option`` is (the exports and ``verify`` name it so, a
+    variant by its ``NAME:VARIANT``), else the format with the options."""
+    return _format(arguments) if getattr(arguments, "option", None) else str(arguments.format)
+
+
+def command_render(arguments: argparse.Namespace) -> int:
+    fmt = _format(arguments)
     request = _read_json(arguments.file)
     # vLLM's request key says the same as --generation-prompt (either asks for it); it is
     # checked (a boolean) with the rest of the request.
@@ -138,7 +179,7 @@ def command_render(arguments: argparse.Namespace) -> int:
 
 
 def command_parse(arguments: argparse.Namespace) -> int:
-    fmt = get_format(arguments.format)
+    fmt = _format(arguments)
     prompt = None if arguments.prompt is None else _read_text(arguments.prompt)
     if arguments.conversation:
         if prompt is not None:
@@ -180,7 +221,7 @@ def command_parse(arguments: argparse.Namespace) -> int:
 def command_table(arguments: argparse.Namespace) -> int:
     from .state_table import table_text
 
-    sys.stdout.write(table_text(get_format(arguments.format)))
+    sys.stdout.write(table_text(_format(arguments)))
     return 0
 
 
@@ -193,7 +234,7 @@ def command_serve(arguments: argparse.Namespace) -> int:
 def command_export_jinja(arguments: argparse.Namespace) -> int:
     from .export import export_jinja
 
-    sys.stdout.write(export_jinja(arguments.format, frozen=arguments.frozen))
+    sys.stdout.write(export_jinja(_format_or_name(arguments), frozen=arguments.frozen))
     return 0
 
 
@@ -205,9 +246,10 @@ def command_export_grammar(arguments: argparse.Namespace) -> int:
         tools = tools["tools"]  # a whole request is fine too
     # As typed: a name that is neither a mode nor a tool is then told as a misspelt mode too.
     choice: str = arguments.tool_choice
-    request = (arguments.format, tools, choice, arguments.parallel, arguments.syntax)
+    fmt = _format_or_name(arguments)
+    request = (fmt, tools, choice, arguments.parallel, arguments.syntax)
     as_text = bool(arguments.markers_as_text)
-    token_ids = _marker_ids(arguments.format, arguments.tokenizer) if arguments.tokenizer else None
+    token_ids = _marker_ids(fmt, arguments.tokenizer) if arguments.tokenizer else None
 
     def export(as_text: bool) -> str:
         if arguments.bundle:
@@ -238,14 +280,14 @@ def command_export_grammar(arguments: argparse.Namespace) -> int:
     return 0
 
 
-def _marker_ids(format_name: str, tokenizer: str) -> dict[str, int]:
+def _marker_ids(fmt: Format | str, tokenizer: str) -> dict[str, int]:
     """Each marker of the format and its id in ``tokenizer`` (a tokenizer.json or a model or
     tokenizer directory), as ``pawlette serve --tokenizer`` finds them."""
     from .tokenization.backend import load_backend
     from .tokenization.encoder import ConversationEncoder
 
     backend = load_backend(tokenizer, source=f"--tokenizer {tokenizer}")
-    return ConversationEncoder(get_format(format_name), backend).marker_ids
+    return ConversationEncoder(fmt, backend).marker_ids
 
 
 def command_demo(arguments: argparse.Namespace) -> int:
@@ -321,7 +363,7 @@ def command_verify(arguments: argparse.Namespace) -> int:
     if conversations < 1:
         raise UserError(f"--conversations: {conversations}; expected at least 1")
     verification = verify(
-        arguments.format,
+        _format_or_name(arguments),
         template,
         bos_token=tokens.get("bos_token"),
         eos_token=tokens.get("eos_token"),
@@ -390,6 +432,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     render = commands.add_parser("render", help="render a request or message list")
     render.add_argument("-f", "--format", required=True)
+    _add_option_argument(render)
     render.add_argument("file", nargs="?", default="-", help="JSON file, or - for stdin")
     render.add_argument("--generation-prompt", action="store_true")
     render.add_argument("--json", action="store_true", help="print the segments and flags")
@@ -397,6 +440,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     parse = commands.add_parser("parse", help="parse a completion or a rendered conversation")
     parse.add_argument("-f", "--format", required=True)
+    _add_option_argument(parse)
     parse.add_argument("file", nargs="?", default="-", help="text file, or - for stdin")
     mode = parse.add_mutually_exclusive_group()
     mode.add_argument("--stream", action="store_true", help="print OpenAI chunks as they come")
@@ -415,6 +459,7 @@ def build_parser() -> argparse.ArgumentParser:
         "table", help="print a format's parse machine: its states, readers and rows"
     )
     table.add_argument("-f", "--format", required=True)
+    _add_option_argument(table)
     table.set_defaults(handler=command_table)
 
     from .serve.config import add_arguments as add_serve_arguments
@@ -486,6 +531,7 @@ def build_parser() -> argparse.ArgumentParser:
     verifying.add_argument(
         "-f", "--format", required=True, help="a registered name, or a Python file's FORMAT"
     )
+    _add_option_argument(verifying)
     verifying.add_argument(
         "directory",
         nargs="?",
@@ -516,6 +562,7 @@ def build_parser() -> argparse.ArgumentParser:
     exports = export.add_subparsers(dest="what", required=True, metavar="WHAT")
     jinja = exports.add_parser("jinja", help="a Hugging Face chat_template")
     jinja.add_argument("-f", "--format", required=True)
+    _add_option_argument(jinja)
     jinja.add_argument(
         "--frozen",
         action="store_true",
@@ -525,6 +572,7 @@ def build_parser() -> argparse.ArgumentParser:
     jinja.set_defaults(handler=command_export_jinja)
     grammar = exports.add_parser("grammar", help="a constrained-decoding grammar for one turn")
     grammar.add_argument("-f", "--format", required=True)
+    _add_option_argument(grammar)
     grammar.add_argument("--tools", help="JSON file of OpenAI tools (or a request), - for stdin")
     grammar.add_argument(
         "--tool-choice", default="auto", help="auto, none, required, or a function name"
@@ -545,6 +593,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     grammar.set_defaults(handler=command_export_grammar)
     return parser
+
+
+def _add_option_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--option",
+        action="append",
+        metavar="NAME=VALUE",
+        help="one of the format's options (repeatable; its page lists them): true, false, "
+        "numbers and lists as JSON, null for None, a date as YYYY-MM-DD, text as it is",
+    )
 
 
 @functools.cache

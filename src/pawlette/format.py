@@ -25,7 +25,7 @@ from .openai import (
     read_conversation,
     tools_from_openai,
 )
-from .option_dates import check_date_options
+from .option_types import check_options
 from .types import Message, ParseWarning, Rendering, TextPart, Tool
 
 WriteConversation = Callable[[Writer, tuple[Message, ...], tuple[Tool, ...], bool], None]
@@ -223,9 +223,13 @@ class Format:
     def with_options(self, **changes: Any) -> Format:
         """This format with some render options changed (a new value; this one is unchanged).
 
-        ``changes`` name fields of :attr:`options`.  An option derived from others (a
-        property of the options class, such as TranslateGemma's ``source_language`` from
-        ``source_lang_code``) follows them and is refused here.
+        ``changes`` name fields of :attr:`options`, each given what its field's annotation
+        takes (``bool``: True or False, not 1 nor ``"yes"``; a ``Literal``: one of its
+        values; a date option: a :class:`datetime.date`): anything else is refused naming
+        the option, the value and its type, and what it takes (:mod:`pawlette.option_types`).
+        An option derived from others (a property of the options class, such as
+        TranslateGemma's ``source_language`` from ``source_lang_code``) follows them and is
+        refused here.
 
         >>> import datetime, pawlette
         >>> breeze = pawlette.get_format("breeze").with_options(today=datetime.date(2024, 7, 26))
@@ -246,7 +250,7 @@ class Format:
                     "given; it is derived from the other options",
                     f"the options of {self.name} it is computed from, among: {names}",
                 )
-        check_date_options(self.name, self.options, changes)
+        check_options(self.name, self.options, changes)
         try:
             options = dataclasses.replace(self.options, **changes)
         except TypeError as error:

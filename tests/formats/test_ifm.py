@@ -19,8 +19,8 @@ from pawlette.errors import RequestError
 from pawlette.export.jinja import export_jinja
 from pawlette.formats.ifm import markdown, schema, xml
 
+from ..declare.conversations import TOOLS, normalise
 from ..declare.conversations import conversations as declared_conversations
-from ..declare.conversations import normalise
 from ..helpers import canonical
 from ..support.conversations import generate_conversations
 from ..support.template_compare import compare_renders, corpus_reference, own_turns
@@ -569,19 +569,43 @@ def _untyped(value: Any) -> Any:
 @pytest.mark.parametrize("presentation", list(PRETTY))
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
-def test_a_render_parses_back_with_its_calls_untyped(presentation: str, data: Any) -> None:
-    """The tools are not read back from the pretty presentations (a recorded loss), so no
-    schema types the calls' values when a whole conversation is read."""
+def test_a_render_parses_back_with_its_calls_typed_as_the_presentation_says(
+    presentation: str, data: Any
+) -> None:
+    """The tools are not read back from the pretty presentations (a recorded loss); the
+    Markdown's parameter lines still say which parameters are strings (``city``), whose
+    values read back as written (:mod:`pawlette.formats.ifm.markdown_reading`); the XML's
+    are not read, so every value reads untyped, text that is JSON as JSON."""
     fmt = pawlette.get_format(PRETTY[presentation])
     request = data.draw(declared_conversations(fmt))
     parsed = fmt.parse_conversation(fmt.render(request).text, strict=True)
     expected = normalise(fmt, request)
+    strings = {"city"} if presentation == "markdown" else set()
     for message in expected["messages"]:
         for call in message.get("tool_calls") or []:
             values = json.loads(call["function"]["arguments"]).items()
-            untyped = {key: _untyped(value) for key, value in values}
-            call["function"]["arguments"] = json.dumps(untyped, ensure_ascii=False)
+            read = {key: value if key in strings else _untyped(value) for key, value in values}
+            call["function"]["arguments"] = json.dumps(read, ensure_ascii=False)
     assert canonical(parsed.to_request()) == canonical(expected)
+
+
+@pytest.mark.parametrize(("presentation", "city"), [("markdown", "0"), ("xml", 0)])
+def test_a_string_argument_spelling_json_reads_back_as_the_presentation_types_it(
+    presentation: str, city: Any
+) -> None:
+    fmt = pawlette.get_format(PRETTY[presentation])
+    call = {"id": "c", "type": "function", "function": {"name": "get_weather", "arguments": ""}}
+    call["function"]["arguments"] = json.dumps({"city": "0", "days": 2})
+    request = {
+        "messages": [
+            {"role": "user", "content": "Go."},
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+        ],
+        "tools": TOOLS,
+    }
+    parsed = fmt.parse_conversation(fmt.render(**request).text, strict=True)
+    (read,) = parsed.messages[1]["tool_calls"]
+    assert json.loads(read["function"]["arguments"]) == {"city": city, "days": 2}
 
 
 def test_reading_a_render_loses_the_xml_tools() -> None:

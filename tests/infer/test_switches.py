@@ -220,7 +220,7 @@ def test_a_switch_without_a_default_among_its_values_is_three_way() -> None:
         True: "<|user|>Hi<|end|><|assistant|><think>",
         False: "<|user|>Hi<|end|><|assistant|><nothink>",
     }
-    with pytest.raises(RequestError, match="true, false or None"):
+    with pytest.raises(RequestError, match=r"'yes' \(str\); expected True, False or None$"):
         fmt.with_options(enable_thinking="yes")
 
 

@@ -170,6 +170,7 @@ Decisions (reference: Qwen's own templates, ``Qwen-Qwen2.5-7B-Instruct.jinja`` a
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Literal
 
 from pawlette.declare import (
     Frame,
@@ -230,7 +231,7 @@ class ChatmlOptions:
     reasoning: bool = True
     think_prompt: bool = False
     thinking: bool = True
-    xml: str = ""
+    xml: Literal["", "qwen3-coder", "qwen3.5", "nemotron-3-nano", "stepfun3.5"] = ""
     truncate_history_thinking: bool = True
 
 

@@ -61,15 +61,20 @@ Decisions, each the template's:
     Where the template raises on a tool's schema (``required`` that is no list or names no
     property, ``properties`` that is no object), the render is refused, naming the field.
     Reading a render gives no tools back from the Markdown (a recorded loss: it is not the
-    JSON schema it was written from), so call arguments read from a whole conversation are
-    typed as JSON text is; tools written as JSON in its place are read back.
+    JSON schema it was written from), but its parameter lines still type the calls read
+    from a whole conversation: a parameter whose line says ``string`` (or ``any`` with
+    allowed values that are all text) reads its value as the text written, so ``"0"``
+    stays ``"0"`` (:mod:`pawlette.formats.ifm.markdown_reading`); any other reads as JSON
+    where its text is JSON.  Tools written as JSON in its place are read back.
   - ``"xml"`` (``ifm:xml-tools``): each tool as one line, ``<function name=NAME>`` with its
     description, its ``<parameters>`` as ``<param name=... type=... required=true>`` tags
     and its returns (:mod:`pawlette.formats.ifm.xml` says how each schema key is written).
     The fall-back to JSON is the Markdown presentation's (the template classifies the
     tools once for both), and so are the refusals, but for a function's description that
     is no text: the XML prints it as the template does.  Reading a render gives no tools
-    back from the XML (a recorded loss); tools written as JSON in its place are read back.
+    back from the XML (a recorded loss), nor the types of their parameters: every call's
+    value read from a whole conversation reads as JSON where its text is JSON (``"0"`` as
+    the number 0); tools written as JSON in its place are read back.
   - ``"json"`` (``ifm:json-tools``): one ``tojson`` line per tool (the whole OpenAI tool
     object), read back into the tools.
 - **System messages**: each is a turn of its own, in place (the first before everything).
@@ -82,10 +87,14 @@ Decisions, each the template's:
 - **Calls** follow the turn's text: ``<ifm|tool_calls>``, then per call ``\\n<ifm|tool_call>``
   NAME ``\\n`` and per argument ``<ifm|arg_key>KEY</ifm|arg_key>\\n<ifm|arg_value>VALUE
   </ifm|arg_value>\\n``, then ``</ifm|tool_call>``; ``\\n</ifm|tool_calls>`` after the last.
-  A string value is written as it is, any other as JSON (``tojson``); reading types each
-  value by the tool's schema.  No ids: results answer calls by position.  The option
-  ``tool_call_format`` picks how calls are written, as the template's variable of that name
-  does (the exported template reads it):
+  A string value is written as it is, any other as JSON (``tojson``), so the string
+  ``"0"`` and the number 0 are both written ``0``: reading types each value by the tool's
+  schema (the request's tools for a completion; for a whole conversation, what its tools
+  block says), and where no schema says the parameter is a string (no tools given, a
+  schema without a ``type``, ``string or null``) text that is JSON reads as JSON, the
+  string ``"0"`` as the number 0 (a loss the text cannot avoid).  No ids: results answer
+  calls by position.  The option ``tool_call_format`` picks how calls are written, as the
+  template's variable of that name does (the exported template reads it):
 
   - ``"xml"`` (the default, the template's): as above.
   - ``"json"`` (``ifm:json-calls``): per call ``\\n<ifm|tool_call>{"name": "NAME",

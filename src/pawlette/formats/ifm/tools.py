@@ -10,13 +10,13 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from pawlette.declare import ToolsBlock
-from pawlette.declare.readers import ToolItemsReader
+from pawlette.declare.readers import DeclaredTools, ToolItemsReader
 from pawlette.engine.kept import Kept, marshal_key
 from pawlette.engine.readers import WholeTextReader
 from pawlette.errors import UnsupportedFeature
-from pawlette.types import TextDelta, ToolsDeclared
+from pawlette.types import TextDelta, Tool, ToolsDeclared
 
-from . import markdown, schema, xml
+from . import markdown, markdown_reading, schema, xml
 from .markdown_jinja import JINJA_MACROS as MARKDOWN_MACROS
 from .schema_jinja import SHARED_MACROS
 from .xml_jinja import JINJA_MACROS as XML_MACROS
@@ -30,14 +30,21 @@ if TYPE_CHECKING:
 
 class _ListingReader(WholeTextReader):
     """The tools block's text: Markdown, not read back into tools (the Markdown is not the
-    JSON schema it was written from), or the template's JSON fallback, read back as the
-    JSON presentation is; text that is neither stays text, with a warning."""
+    JSON schema it was written from) but typing the calls' string parameters, or the
+    template's JSON fallback, read back as the JSON presentation is; text that is neither
+    stays text, with a warning."""
 
     __slots__ = ()
 
     START: ClassVar[str] = "\n## "
     """How the presentation's text starts (its first tool's)."""
     WRITTEN_AS: ClassVar[str] = "Markdown"
+
+    @staticmethod
+    def typed_tools(listing: str) -> tuple[Tool, ...]:
+        """The tools as far as the presentation types their calls' values (the Markdown:
+        which parameters are strings, :mod:`.markdown_reading`)."""
+        return markdown_reading.typed_tools(listing)
 
     def __init__(self, parser: Parser) -> None:
         super().__init__(parser)
@@ -54,6 +61,8 @@ class _ListingReader(WholeTextReader):
             self._parser.lose_tools(self.WRITTEN_AS)
             # A block, read as holding no tools: a turn written only for it is no message.
             self._parser.emit(ToolsDeclared(()))
+            # What the presentation says of the parameters' types still types the calls.
+            self._parser.context(DeclaredTools).tools = self.typed_tools(text)
             return
         self._parser.malformed(
             self._offset, f"tools text {text[:60]!r}", "the tools as the template lists them", text
@@ -68,6 +77,11 @@ class _XmlListingReader(_ListingReader):
 
     START = "\n<function name="
     WRITTEN_AS = "XML"
+
+    @staticmethod
+    def typed_tools(listing: str) -> tuple[Tool, ...]:
+        """None: the XML's types are not read (every call's value is read untyped)."""
+        return ()
 
 
 @dataclass(frozen=True)
