@@ -41,6 +41,7 @@ FORMAT = declare(
     Layout(
         name="outsider-granite-4.0",
         summary="IBM Granite 4.0, declared from its chat template",
+        markers_in_text=True,  # its call tags are text: read from token ids by their spelling
         frames={
             "system": turn("system"),
             "user": turn("user"),
