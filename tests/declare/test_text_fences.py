@@ -59,6 +59,13 @@ def _named(open: Fence, close: Fence) -> Concept:
     return NamedCalls(open=open, arguments_open=fence(M("<args>")), close=close)
 
 
+def _named_ids(open: Fence, close: Fence) -> Concept:
+    """Ids written after the name, before arguments opened by text: the free id ends there."""
+    return NamedCalls(
+        open=open, id_open=fence(M("<id>")), arguments_open=fence("<args>"), close=close
+    )
+
+
 def _xml(open: Fence, close: Fence) -> Concept:
     return XmlCalls(
         open=fence(*open, "<function="),
@@ -78,6 +85,7 @@ CALLS: dict[str, Callable[[Fence, Fence], Concept]] = {
     "json": _json,
     "listed": _listed,
     "named": _named,
+    "named-ids": _named_ids,
     "xml": _xml,
     "python": _python,
 }

@@ -431,7 +431,7 @@ def build_turn(
         if lead and choice.mode == "none":  # the text after the forced lead, in rules of its own
             after = turn.new_rules()
             again = Turn(layout, tools, choice.only, lambda: after, fmt.stop)
-            after.rules["start"] = seq(again.content, again.end())
+            after.rules["start"] = joined_text(seq(again.content, again.end()))
             grammar.after_prefix = after
         return grammar
     grammar.trigger = calls.trigger
