@@ -16,12 +16,27 @@ same values (:func:`forced_prefixes`), so the two cannot disagree.
 
 from __future__ import annotations
 
+import re
+import zlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..blocks.tool_choice import ForcedPrefixes
 from ..emit import grammar_ast
-from ..emit.grammar_ast import Lit, Marker, Node, Repeat, Rules, Terminal, alt, optional, seq
+from ..emit.grammar_ast import (
+    Lexeme,
+    Lit,
+    Marker,
+    Node,
+    Repeat,
+    Rules,
+    Seq,
+    Terminal,
+    alt,
+    lark_string,
+    optional,
+    seq,
+)
 from ..emit.text_language import TextLanguage, gbnf_text_rule, lark_without_markers, text_terminal
 from ..engine.lexer import escape_text
 from ..errors import UnsupportedFeature
@@ -88,16 +103,62 @@ def nodes(layout: Layout, pieces: Fence) -> list[Node]:
 
 
 def text_before(layout: Layout, pieces: Fence, *, empty: bool) -> Node:
-    """Free text (``empty``: maybe none), then the fence.  Where the fence's layout text
-    starts with newlines, the text and those newlines are one lexeme (llguidance's lexer is
-    greedy: text followed by a separate ``"\\n"`` would have taken it), read as text that
-    ends with a newline (a fence starting with a blank line also takes text ending with one
-    newline, which the parser reads too)."""
-    items = nodes(layout, pieces)
+    """Free text (``empty``: maybe none), then the fence.  Where the fence starts with
+    layout text (a fence spelled as text, ``</think>``), the text and that layout text are
+    one lexeme (:func:`joined_text`).  Where that layout text is newlines only, the text and
+    those newlines are one lexeme (llguidance's lexer is greedy: text followed by a separate
+    ``"\\n"`` would have taken it), read as text that ends with a newline (a fence starting
+    with a blank line also takes text ending with one newline, which the parser reads too)."""
+    return _text_then(nodes(layout, pieces), empty=empty)
+
+
+def _text_then(items: list[Node], *, empty: bool) -> Node:
+    """Free text (``empty``: maybe none), then ``items``, as :func:`text_before` reads a
+    fence."""
+    text = optional(TEXT) if empty else TEXT_NE
+    if items and isinstance(items[0], Lit) and items[0].text.strip("\n"):
+        return joined_text(seq(text, *items))
     joined = _text_and_newlines(items, empty=empty)
     if joined is not None:
         return joined
-    return seq(optional(TEXT) if empty else TEXT_NE, *items)
+    return seq(text, *items)
+
+
+_FREE_TEXT = {
+    TEXT_NE: "TEXT_NE",
+    optional(TEXT): "TEXT",
+    TEXT_NL: "TEXT_NL",
+}
+"""The free-text nodes a layout text may follow, with their Lark terminals."""
+
+
+def joined_text(node: Node) -> Node:
+    """``node`` with free text and the layout text right after it as one lexeme
+    (:class:`~pawlette.emit.grammar_ast.Lexeme`): llguidance's lexer is greedy and never
+    goes back, so free text followed by a separate layout text takes that text's first
+    characters (of a fence spelled as text, ``<tool_call>``, all but its last: the text may
+    not hold the whole fence) and the turn cannot go on.  As one lexeme the text ends where
+    the fence begins, and still holds no marker.  GBNF keeps the parts as they are."""
+    if not isinstance(node, Seq):
+        return node
+    items: list[Node] = []
+    for item in node.items:
+        if isinstance(item, Lit) and items:
+            terminal = next((name for free, name in _FREE_TEXT.items() if free == items[-1]), None)
+            if terminal is not None:
+                items[-1] = _lexeme(items[-1], terminal, item.text)
+                continue
+        items.append(item)
+    return seq(*items)
+
+
+def _lexeme(text: Node, terminal: str, layout_text: str) -> Lexeme:
+    """Free text ``text`` (the Lark terminal ``terminal``), then ``layout_text``, as one
+    lexeme named after both (a checksum tells apart layout texts of the same letters)."""
+    words = "_".join(re.findall("[A-Za-z0-9]+", layout_text)).upper()[:32]
+    check = zlib.crc32(layout_text.encode())
+    name = f"{terminal}_THEN_{words}_{check:08X}" if words else f"{terminal}_THEN_{check:08X}"
+    return Lexeme(name, f"{terminal} {lark_string(layout_text)}", seq(text, Lit(layout_text)))
 
 
 def _text_and_newlines(items: list[Node], *, empty: bool) -> Node | None:
@@ -270,14 +331,13 @@ class Turn:
         return alt(*(seq(*items) for items in self._ends()))
 
     def answered(self) -> Node:
-        """The answer's text, then the end.  Where the one end starts with newlines after
-        free text (Poolside Laguna XS's ``\\n</assistant>``), the text and those newlines are
-        one lexeme, as in :func:`text_before` (llguidance's lexer is greedy)."""
+        """The answer's text, then the end.  Where the one end starts with layout text after
+        free text (Poolside Laguna XS's ``\\n</assistant>``, an end spelled as text), the
+        text and that layout text are one lexeme, as in :func:`text_before` (llguidance's
+        lexer is greedy)."""
         ends = self._ends()
         if self.content == optional(TEXT) and len(ends) == 1:
-            joined = _text_and_newlines(ends[0], empty=True)
-            if joined is not None:
-                return joined
+            return _text_then(ends[0], empty=True)  # (an end spelled as text: one lexeme too)
         return seq(self.content, self.end())
 
 
@@ -340,6 +400,7 @@ def build_turn(
             both = joined(turn, rules, parallel) if joined is not None else None
             if both is None:
                 both = seq(calls.after_text(turn, rules), calls.many(turn, rules, parallel))
+            both = joined_text(both)
             options.append(seq(both, end))
         answer = alt(*options)
     else:
@@ -370,7 +431,7 @@ def build_turn(
         if lead and choice.mode == "none":  # the text after the forced lead, in rules of its own
             after = turn.new_rules()
             again = Turn(layout, tools, choice.only, lambda: after, fmt.stop)
-            after.rules["start"] = seq(again.content, again.end())
+            after.rules["start"] = joined_text(seq(again.content, again.end()))
             grammar.after_prefix = after
         return grammar
     grammar.trigger = calls.trigger

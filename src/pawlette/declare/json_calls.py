@@ -325,8 +325,13 @@ class _JsonCallSet(SectionedCalls):
     def text_and_calls(self, turn: Turn, rules: Rules, parallel: bool) -> Node | None:
         """Text, then the calls, where no separator comes between and the call's open starts
         with newlines (Bielik's ``\\n<tool_call>``): the text and those newlines are one
-        lexeme (see :func:`.grammar.text_before`), the first call the rest of its open.
-        None: text and calls as :meth:`after_text` and :meth:`many` give them."""
+        lexeme (see :func:`.grammar.text_before`), the first call the rest of its open.  An
+        open spelled as text (``<tool_call>``) is joined to the text as
+        :meth:`.grammar.SectionedCalls.text_and_calls` joins it.  None: text and calls as
+        :meth:`after_text` and :meth:`many` give them."""
+        first = self.first_nodes[0] if self.first_nodes else None
+        if isinstance(first, Lit) and first.text.strip("\n"):
+            return super().text_and_calls(turn, rules, parallel)  # an open spelled as text
         newlines = len(self.lead) - len(self.lead.lstrip("\n"))
         if self.calls.separator or not newlines:
             return None

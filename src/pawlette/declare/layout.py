@@ -221,7 +221,8 @@ class Layout:
     - ``markers_in_text``: the model writes the format's markers as plain text (no special
       token in its call syntax: Functionary's ``<function=NAME>``), so output read from
       token ids is read as the text they decode to, markers by their spelling (by default
-      only a special token's id is a marker, and text spelling one stays text).
+      a fence holding a special token is a marker only by that token's id, and text
+      spelling one stays text; a fence spelled as text is read by its spelling either way).
     - ``switches``: the reference template's variables that switch an option at render
       time (:class:`~.switch.Switch`: Qwen3's ``enable_thinking``), which the exported chat
       template reads too; an option is switched only where the reference template reads a

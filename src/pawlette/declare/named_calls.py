@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ..emit.grammar_ast import Lit, Node, Rules, optional, seq
+from ..emit.grammar_ast import Lit, Node, Rules, alt, optional, seq
 from ..engine.call_arguments import arguments_problem
 from ..engine.machine import Parser
 from ..engine.readers import WholeTextReader
@@ -28,7 +28,7 @@ from .calls import (
     give_deferred,
     name_problem,
 )
-from .grammar import TEXT_NE, SectionedCalls
+from .grammar import TEXT_NE, SectionedCalls, joined_text
 from .pieces import Fence, text_of
 from .readers import Described, OpenSection, give_back_call, next_state
 
@@ -223,15 +223,22 @@ class NamedCallSet(SectionedCalls):
     def items(self, turn: Turn, rules: Rules, number: int) -> list[Node]:
         calls, tool = self.calls, turn.tools[number]
         identified: list[Node] = []
+        arguments = turn.nodes(calls.arguments_open)
         if calls.id_open is not None:  # written in a conversation; a model may write one
             shape = calls.id_shape  # (of the shape the render takes back, where it says one)
             written = TEXT_NE if shape is None else id_node(shape)
-            identified.append(optional(seq(*turn.nodes(calls.id_open), written)))
+            id_part = seq(*turn.nodes(calls.id_open), written)
+            if written == TEXT_NE and arguments and isinstance(arguments[0], Lit):
+                # A free id, then an arguments open spelled as text: one lexeme.
+                lead, *arguments = arguments
+                identified.append(alt(joined_text(seq(id_part, lead)), lead))
+            else:
+                identified.append(optional(id_part))
         return [
             *turn.nodes(calls.open),
             *calls.name_nodes(turn, tool.name),
             *identified,
-            *turn.nodes(calls.arguments_open),
+            *arguments,
             calls.arguments_node(rules, number, tool),
             *turn.nodes(calls.close),
         ]

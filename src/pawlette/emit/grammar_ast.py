@@ -89,7 +89,25 @@ class JsonSchemaValue:
     lark: str = ""
 
 
-Node: TypeAlias = Seq | Alt | Repeat | Lit | Marker | Ref | CharClass | Terminal | JsonSchemaValue
+@dataclass(frozen=True)
+class Lexeme:
+    """``parts`` (free text, then the layout text that follows it) read as one lexeme: in
+    Lark the terminal ``name`` defined as ``lark``, in GBNF the parts as they are.
+
+    llguidance's lexer is greedy and does not go back: free text followed by a separate
+    layout text takes that text's first characters (as much of a text-spelled fence as the
+    text may hold, all of it but its last character), and the turn cannot go on.  As one
+    lexeme the text ends where the layout text begins.  llama.cpp's GBNF has no lexer (its
+    rules are matched a character at a time), so it keeps the parts apart."""
+
+    name: str
+    lark: str
+    parts: Node
+
+
+Node: TypeAlias = (
+    Seq | Alt | Repeat | Lit | Marker | Ref | CharClass | Terminal | JsonSchemaValue | Lexeme
+)
 
 
 def seq(*items: Node) -> Node:
@@ -240,12 +258,24 @@ def _repeat_suffix(node: Repeat) -> str:
     return f"{{{node.minimum},{node.maximum}}}"
 
 
-def _terminals(rules: Rules) -> dict[str, Terminal]:
-    found: dict[str, Terminal] = {}
+def _terminals(rules: Rules) -> dict[str, str]:
+    """The Lark definitions the rules' terminals and lexemes carry, by name."""
+    found: dict[str, str] = {}
+
+    def define(name: str, definition: str) -> None:
+        if found.setdefault(name, definition) != definition:
+            raise ValueError(
+                f"terminal {name!r}: defined as {found[name]!r} and as {definition!r}; "
+                "expected one definition per name"
+            )
 
     def walk(node: Node) -> None:
         if isinstance(node, Terminal):
-            found[node.name] = node
+            if node.lark:
+                define(node.name, node.lark)
+        elif isinstance(node, Lexeme):
+            define(node.name, node.lark)
+            walk(node.parts)  # (the definitions the lexeme's own may name)
         elif isinstance(node, Seq):
             for item in node.items:
                 walk(item)
@@ -272,9 +302,8 @@ def to_lark(rules: Rules, header: Sequence[str], spelling: MarkerSpelling) -> st
     for name, body in rules.rules.items():
         lines.append(f"{name}: {_LARK.node(body, spelling, top=True)}")
     definitions = dict(rules.lark_extra)
-    for name, terminal in _terminals(rules).items():
-        if terminal.lark:
-            definitions.setdefault(name, terminal.lark)
+    for name, definition in _terminals(rules).items():
+        definitions.setdefault(name, definition)
     if definitions:
         lines.append("")
     for name, definition in definitions.items():
@@ -336,6 +365,8 @@ class _Writer:
     char_class: Callable[[CharClass], str]
     terminal: Callable[[Terminal], str]
     schema: Callable[[JsonSchemaValue], str]
+    lexemes: bool
+    """Whether a :class:`Lexeme` is written as its terminal (else as its parts)."""
 
     def marker(self, text: str, spelling: MarkerSpelling) -> str:
         if spelling.as_text:
@@ -354,7 +385,7 @@ class _Writer:
 
     def node(self, node: Node, spelling: MarkerSpelling, top: bool = False) -> str:
         if isinstance(node, Seq):
-            text = " ".join(self.node(item, spelling) for item in node.items) or '""'
+            text = " ".join(self._item(item, spelling) for item in node.items) or '""'
             return text if top else f"({text})"
         if isinstance(node, Alt):
             text = " | ".join(self.node(option, spelling, top=True) for option in node.options)
@@ -371,7 +402,15 @@ class _Writer:
             return self.char_class(node)
         if isinstance(node, Terminal):
             return self.terminal(node)
+        if isinstance(node, Lexeme):
+            return node.name if self.lexemes else self.node(node.parts, spelling, top)
         return self.schema(node)
+
+    def _item(self, item: Node, spelling: MarkerSpelling) -> str:
+        """An item of a sequence: a lexeme's parts that are a sequence too are written in
+        it, as they were before they were joined (no parentheses)."""
+        spliced = isinstance(item, Lexeme) and isinstance(item.parts, Seq)
+        return self.node(item, spelling, top=spliced)
 
 
 _LARK = _Writer(
@@ -381,6 +420,7 @@ _LARK = _Writer(
     char_class=lambda node: "/" + _regex_class(node) + "/",
     terminal=lambda terminal: terminal.name,
     schema=lambda value: value.lark or lark_json(value.schema),
+    lexemes=True,
 )
 _GBNF = _Writer(
     string=gbnf_string,
@@ -389,6 +429,7 @@ _GBNF = _Writer(
     char_class=lambda node: gbnf_class(node.chars, node.negated),
     terminal=lambda terminal: terminal.gbnf,
     schema=lambda value: value.gbnf,
+    lexemes=False,
 )
 
 

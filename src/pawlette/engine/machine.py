@@ -139,7 +139,8 @@ class Grammar:
     text_ids: bool = False
     """Token ids are read as the text they decode to (markers by their spelling), for a
     format whose model writes its markers as plain text (no special token in them:
-    Functionary's ``<function=``); otherwise only a special token's id is a marker (see
+    Functionary's ``<function=``); otherwise a marker holding a special token is found only
+    by that token's id, and a marker of text alone by its spelling (see
     :mod:`pawlette.tokenization.ids`)."""
     completion_over: frozenset[str] = frozenset()
     """States in which a completion's turn is over: those outside the assistant turn and the

@@ -15,10 +15,14 @@ How the two reach the parser depends on the format:
   spelling).  Parsing ids then gives what parsing their decoded text gives, by construction;
   markers written with a newline (PCML's ``\\n<call>``, ``</think>\\n``, which are a newline
   token and a marker token) are read as the one marker they are in text;
-- formats that do not escape (ChatGLM3, breeze): a marker is a marker only when it comes as
-  its id (:meth:`~pawlette.engine.machine.Parser.feed_marker`); text is fed as text
-  (:meth:`~pawlette.engine.machine.Parser.feed_text`), so text spelling a marker stays text.
-  This is the exact parse the text form cannot give.  Markers that the grammar only knows
+- formats that do not escape (ChatGLM3, breeze): a marker that holds a special token is a
+  marker only when that token comes as its id
+  (:meth:`~pawlette.engine.machine.Parser.feed_marker`); text is fed as text
+  (:meth:`~pawlette.engine.machine.Parser.feed_text`), so text spelling a special token stays
+  text.  This is the exact parse the text form cannot give.  A marker that holds no special
+  token (a fence spelled as text, ``<tool_call>`` where the tokenizer has no such token) has
+  no id: the model writes it as text, so it is read from the decoded text by its spelling,
+  as the text form reads it.  Markers that the grammar only knows
   joined (ChatGLM3's ``[gMASK]sop``, two tokens; a declared format's ``<think>\\n`` or
   ``\\n<tool_call>\\n``, a marker with layout text around it) are joined before they are
   fed: the pieces are held while they can still become such a marker (text that could begin
@@ -35,7 +39,7 @@ import codecs
 from collections import OrderedDict
 from collections.abc import Iterable
 
-from ..engine.lexer import prefix_regex
+from ..engine.lexer import Lexer, Token, prefix_regex
 from ..errors import RequestError
 from ..format import Format
 from ..formats import get_format
@@ -61,6 +65,8 @@ class _Tables:
         "marker_prefixes",
         "markers",
         "owners",
+        "plain_markers",
+        "plain_starts",
         "texts",
         "token_bytes",
     )
@@ -81,6 +87,12 @@ class _Tables:
             marker for marker in fmt.grammar.markers if any(s in marker for s in special)
         )
         self.grammar_markers = grammar_markers
+        # The markers of text alone (fences spelled as text): no id stands for them, so the
+        # decoded text is read for them as the text form reads it.
+        self.plain_markers = frozenset(
+            marker for marker in fmt.grammar.markers if not any(s in marker for s in special)
+        )
+        self.plain_starts = tuple(sorted({marker[0] for marker in self.plain_markers if marker}))
         self.marker_prefixes = frozenset(
             marker[:length] for marker in grammar_markers for length in range(1, len(marker))
         )
@@ -174,8 +186,18 @@ class IdParser:
         self._token_bytes = tables.token_bytes
         self._texts = tables.texts
         self._partial = b""  # the bytes of a character not yet whole
-        # Text goes to the parser as text to lex (escaping formats) or as known text.
-        self._feed_text = parser.feed if self._as_text else self._piece_of_text
+        # Text goes to the parser as text to lex (escaping formats) or as known text, read
+        # for the markers of text alone first where the format has some.
+        self._plain: Lexer | None = None
+        self._plain_starts = tables.plain_starts
+        self._plain_fed = 0  # the characters fed to that lexer (past its offset: held)
+        if self._as_text:
+            self._feed_text = parser.feed
+        elif tables.plain_markers:
+            self._plain = Lexer(tables.plain_markers, escape=False)
+            self._feed_text = self._plain_text
+        else:
+            self._feed_text = self._piece_of_text
         # The generic decoder: text ids since the last marker, and how far they were emitted.
         self._text_ids: list[int] = []
         self._prefix = 0
@@ -205,6 +227,8 @@ class IdParser:
             tail = self._flush_text()
             if tail:
                 events += self._text(tail)
+            if self._plain is not None:
+                events += self._plain_runs(self._plain.finish())
             events += self._marker(marker)
         return events
 
@@ -214,6 +238,8 @@ class IdParser:
         tail = self._flush_text()
         if tail:
             events += self._text(tail)
+        if self._plain is not None:
+            events += self._plain_runs(self._plain.finish())
         events += self._release_marker()
         return events + self.parser.finish(finish_reason)
 
@@ -229,6 +255,31 @@ class IdParser:
         if not self._held and (text[-1] not in self._lead_characters or not self._holdback(text)):
             return self.parser.feed_text(text)
         return self._piece(False, text)
+
+    def _plain_text(self, text: str) -> list[Event]:
+        """Decoded text, read for the markers of text alone (what may still begin one is
+        held by the lexer until the next text, id or the end says)."""
+        lexer = self._plain
+        assert lexer is not None  # (this reader is chosen only with the lexer)
+        if self._plain_fed == lexer.offset:
+            # Nothing held: a text with no marker's first character in it holds no marker
+            # and begins none (most texts), and goes on without the lexer.
+            for first in self._plain_starts:
+                if first in text:
+                    break
+            else:
+                return self._piece_of_text(text)
+        self._plain_fed += len(text)
+        return self._plain_runs(lexer.feed(text))
+
+    def _plain_runs(self, tokens: list[Token]) -> list[Event]:
+        events: list[Event] = []
+        for marker, text, _ in tokens:
+            if marker is not None:
+                events += self._piece(True, marker)
+            elif text:
+                events += self._piece_of_text(text)
+        return events
 
     def _marker(self, marker: str) -> list[Event]:
         if self._as_text:
