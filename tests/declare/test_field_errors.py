@@ -29,6 +29,10 @@ FRAMES = {
 
 
 def _layout(*concepts: Concept, frames: dict[str, Frame] = FRAMES) -> Layout:
+    """A layout of ``concepts``, with a tool frame only where one of them writes tool
+    messages (a tool frame that nothing writes in is refused)."""
+    if not any("tool" in getattr(concept, "claims", ()) for concept in concepts):
+        frames = {role: frame for role, frame in frames.items() if role != "tool"}
     return Layout(name="probe", summary="a probe", frames=frames, concepts=concepts)
 
 

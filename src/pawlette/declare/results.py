@@ -108,6 +108,13 @@ class Results(Concept):
                 "the call's id, id_close, then its name and name_close; a result that names "
                 "its call with no id before it is no field of Results)"
             )
+        if self.id_pattern is not None and not self.writes_ids():
+            raise FormatError(
+                f"{layout.name}: {type(self).__name__}.id_pattern: {self.id_pattern!r} without "
+                "id_close or id_after; expected one of them too (the pattern checks the "
+                "tool_call_id the format writes, and without them no id is written), or "
+                "id_pattern left out"
+            )
         if self.id_after is not None and (
             not self.id_after or self.id_close is not None or not self.item_close
         ):

@@ -109,6 +109,7 @@ class SystemPrompt(Concept):
                 f"{self.placement!r}; expected placement 'in_place' (the only one that writes "
                 "later system messages as turns of their own)"
             )
+        self._check_unused(layout)
         if self.default_with_tools is not None and (
             self.default is None or self.default_when != "always"
         ):
@@ -116,6 +117,36 @@ class SystemPrompt(Concept):
                 f"{layout.name}: SystemPrompt.default_with_tools with default="
                 f"{self.default!r}, default_when={self.default_when!r}; expected a default "
                 "text and default_when='always' (one text without tools, the other with them)"
+            )
+
+    def _check_unused(self, layout: Layout) -> None:
+        """Refuse a field given where it does nothing: ``joiner`` and ``heading`` outside
+        ``placement="gathered"`` (only the gathered turn joins texts under a heading), and
+        ``default_when`` where it cannot choose (no concept handles a request's tools, so a
+        request with tools is refused and the choice never arises)."""
+        name = f"{layout.name}: {type(self).__name__}"
+        if self.placement != "gathered":
+            given = [
+                f"{field}={value!r}"
+                for field, value in (("joiner", self.joiner), ("heading", self.heading))
+                if value != _DEFAULTS[field]
+            ]
+            if given:
+                raise FormatError(
+                    f"{name}.{given[0].partition('=')[0]}: {given[0]} with placement="
+                    f"{self.placement!r}; expected placement='gathered', the only one that "
+                    "joins the system texts (under a heading) into one turn, or the field left "
+                    "out: here each system message is written as it is"
+                )
+        if self.default_when == "always" or self.default is None:
+            return  # (None: a format's options may leave out the text default_when places)
+        if not any("tools" in getattr(concept, "handles", ()) for concept in layout.concepts):
+            raise FormatError(
+                f"{name}.default_when: {self.default_when!r} and no concept that handles a "
+                "request's tools; expected 'always', or a tools block (ToolsBlock, or "
+                "Ignored(('tools',)) where the template drops them): without one a request "
+                "with tools is refused, so the default text is written in every render or "
+                "in none"
             )
 
     @property
@@ -568,6 +599,8 @@ class LastSystemPrompt(SystemPrompt):
 _LAST_SYSTEM = object()
 """The key of :meth:`LastSystemPrompt.check_last`'s index in a render's states."""
 
+_DEFAULTS = {field.name: field.default for field in dataclasses.fields(SystemPrompt)}
+"""The fields' defaults (what a field left out holds)."""
 _LOCAL = ("write_opening", "write_message", "write_content")
 _WHEN = {"always": "true", "without_tools": "not has_tools", "with_tools": "has_tools"}
 
