@@ -147,7 +147,8 @@ class Frame:
       allowed by grammars, never written).
     - ``end_stops``: False when the assistant's ``end`` is no stop: the model goes on past
       it (GigaChat 3 writes ``<|message_sep|>`` and then its call turn), so only
-      ``also_end`` and the concepts' stops join the format's stop set.
+      ``also_end`` and the concepts' stops join the format's stop set.  Only on the
+      assistant's frame (no other role's end is a stop).
     - ``open_after``: the opener used after a turn of another role, by that role's name
       (``{"tool": ()}``: no opener after tool results, DeepSeek's assistant).  The key
       ``"start"`` is the opener of a turn that begins the conversation.
@@ -196,14 +197,15 @@ class Layout:
     - ``summary``: one line for listings.
     - ``frames``: a :class:`Frame` per role, ``"user"`` and ``"assistant"`` required,
       ``"system"`` and ``"tool"`` when the format has such turns (results concepts read
-      ``frames["tool"]``).
+      ``frames["tool"]``; a tool frame without one is refused).
     - ``concepts``: the parts of the format in order (the order in which they write within
       a hook: reasoning before calls, ...).
     - ``begin``: written once at the very start (a BOS token).
     - ``options``: a frozen dataclass of the format's options (:class:`Option` pieces and
       concepts read it); ``from_options`` builds the layout for other options when they
       change its structure; ``variants``: named option sets (``{"qwen2.5": ...}``) that
-      ``get_format("chatml:qwen2.5")`` and detection know.
+      ``get_format("chatml:qwen2.5")`` and detection know, each an instance of the options'
+      class, named with letters, digits, ``.``, ``_`` and ``-``.
     - ``extra_special``: special tokens the tokenizer has that the format never writes but
       that text must never become.
     - ``notes``: what the declaration decided, for the docs.
@@ -222,7 +224,8 @@ class Layout:
       content part holding the languages' codes); detection and ``pawlette verify`` render
       the template with them.
     - ``today``: the name of the date option a template reads from its clock
-      (``strftime_now``); the comparison freezes the clock at that date.
+      (``strftime_now``); the comparison freezes the clock at that date.  The option's
+      annotation must take a ``datetime.date``.
     - ``markers_in_text``: the model writes the format's markers as plain text (no special
       token in its call syntax: Functionary's ``<function=NAME>``), so output read from
       token ids is read as the text they decode to, markers by their spelling (by default
@@ -457,9 +460,7 @@ class Layout:
                         # model writes without one, so the pattern must be one it can mint.
                         pieces = id_pieces(value) if concept.job == "calls" else ()
                         if isinstance(pieces, str):
-                            raise self._error(
-                                where, f"{value!r}, {pieces}", ID_LANGUAGE
-                            )
+                            raise self._error(where, f"{value!r}, {pieces}", ID_LANGUAGE)
                 elif kind == "fences":
                     self._check_fences(where, value)
                 elif kind == "marker":

@@ -49,7 +49,8 @@ class Results(Concept):
     - ``item_open`` / ``item_close``: around each result's text.
     - ``id_close``: the format writes the ``tool_call_id`` of the call a result answers
       first, then this fence (Mistral's ``[TOOL_RESULTS]ID[TOOL_CONTENT]...``); None: no
-      ids (results answer calls by position).  ``id_pattern``: what a written id must match.
+      ids (results answer calls by position).  ``id_pattern``: what a written id must match
+      (with ``id_close`` or ``id_after``: without them no id is written, and it is refused).
     - ``json_text``: each result's text is written as a JSON string (Jinja's ``tojson`` of
       it, non-ASCII kept: Meta's Llama 3 templates quote every text result so); reading
       decodes a whole JSON string back, and keeps any other text as written.

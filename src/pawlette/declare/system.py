@@ -44,7 +44,8 @@ class SystemPrompt(Concept):
       none), a string or a fence (a date from the options: ``fence("Today is ",
       Option("today"))``).  Parsing a system turn holding exactly this text gives no message.
     - ``default_when``: ``"always"``, or only ``"without_tools"`` / ``"with_tools"`` (IBM
-      Granite writes its default text only when the request has no tools).
+      Granite writes its default text only when the request has no tools); these two need a
+      concept that takes a request's tools (a tools block, or ``Ignored(("tools",))``).
     - ``default_with_tools``: the default text instead of ``default`` when the request has
       tools (Granite 3.3 adds its tool instructions), a string or a fence; None: ``default``
       either way.  Needs ``default`` and ``default_when="always"``.  Parsing a system turn
@@ -56,7 +57,8 @@ class SystemPrompt(Concept):
     - ``placement``: system messages after the first are written ``"in_place"`` as turns of
       their own, or ``"first_only"`` (a later one is refused), or all of them are
       ``"gathered"`` into the first turn, joined by ``joiner`` (DeepSeek gathers them at the
-      start of the conversation as bare text), or only the first is written and later ones
+      start of the conversation as bare text; ``joiner`` is refused with another placement),
+      or only the first is written and later ones
       are dropped, ``"first_kept"`` (a recorded loss: SmolLM3's template skips them).
     - ``empty_first``: ``"absent"``: a first system message with empty text is written as
       no system message, a recorded loss: where the default text applies, that text (with
@@ -75,7 +77,8 @@ class SystemPrompt(Concept):
       skips the first one too).  ``"kept"`` (the default): it is an empty system turn.
     - ``heading``: with ``placement="gathered"``, written before the gathered system texts
       when there are any (Solar Open's ``\\n\\n## System Prompt\\n\\n`` after its preamble);
-      reading drops it where the turn's text begins.  Default: nothing.
+      reading drops it where the turn's text begins.  Default: nothing (refused with another
+      placement).
     - ``default_after``: whitespace written after the system turn that holds no message
       (Kimi K2 Instruct leaves a newline after its default turn, and after no other).
     """
