@@ -20,6 +20,7 @@ from pawlette.declare import (
     NamedCalls,
     Names,
     Option,
+    Reasoning,
     Results,
     SystemPrompt,
     ToolsBlock,
@@ -414,3 +415,21 @@ def test_two_frames_spelled_alike_are_named_once() -> None:
 def _frames() -> dict[str, Frame]:
     """The frames without a tool frame (these layouts write no results)."""
     return {role: frame for role, frame in FRAMES.items() if role != "tool"}
+
+
+def test_a_refusal_a_declaration_makes_names_the_declaration() -> None:
+    """A declared format has no template of its own: what its declaration refuses is said
+    of the declaration (its name and the field)."""
+    reasoning = Reasoning(
+        open=fence(Marker("<think>")),
+        close=fence(Marker("</think>")),
+        keep="after_last_query",
+        no_query="refused",
+    )
+    fmt = declare(_layout(SystemPrompt(), reasoning))
+    with pytest.raises(RequestError) as refused:
+        fmt.render([{"role": "system", "content": "s"}], add_generation_prompt=True)
+    assert str(refused.value) == (
+        "messages: no user message; expected a user message (probe keeps reasoning after the "
+        "last user query, and refuses a conversation without one: Reasoning.no_query)"
+    )

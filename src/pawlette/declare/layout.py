@@ -553,10 +553,10 @@ class Layout:
         where = "Layout.variants"
         options = self.options
         kind = type(options).__name__
-        example = f"{{'name': {kind}(...)}}" if options is not None else ""
         if not isinstance(self.variants, Mapping):
+            example = f" ({{'name': {kind}(...)}})" if options is not None else ""
             raise self._error(
-                where, _a(self.variants), f"a dict of a variant's name to its options {example}"
+                where, _a(self.variants), f"a dict of a variant's name to its options{example}"
             )
         if self.variants and options is None:
             raise self._error(
