@@ -60,12 +60,12 @@ class NamedCalls(SectionedCallConcept):
       template does not write it: a recorded loss), ``"refused"``, or ``"replaces_calls"``
       (written in their place: the calls are the recorded loss).
     - ``id_pattern``: with ``id_open``, the shape of the call ids the format writes (Mistral's
-      templates refuse ids that are not 9 letters and digits): render refuses a request whose
-      call has an id that does not match it whole; reading gives a call the model wrote
-      without an id a new one of that shape; the forced grammars let the model write only
-      such ids.  Characters and bracketed sets of them, each with an optional count
-      (``[A-Za-z0-9]{9}``).  None (the default): any id.  Without ``id_open`` no id is
-      written, so it is refused.
+      templates refuse ids that are not 9 letters and digits): render refuses a call whose
+      id (or missing id) does not match it whole; reading gives a call the model wrote
+      without an id a new one of that shape (unless the parser's caller gives its own); the
+      forced grammars let the model write only such ids.  Characters and bracketed sets of
+      them, each with an optional count (``[A-Za-z0-9]{9}``).  None (the default): any id.
+      Without ``id_open`` no id is written, so it is refused.
     - ``parallel``: several calls in one turn.
     - ``loose``: fences are also read without the whitespace they write around markers.
 
