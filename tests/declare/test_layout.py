@@ -49,9 +49,12 @@ def frames(**changes: Frame) -> dict[str, Frame]:
 
 
 def tiny(*concepts: Concept, **changes: Any) -> Layout:
-    return Layout(
-        name="tiny", summary="a test layout", frames=frames(), concepts=concepts, **changes
-    )
+    """A layout of ``concepts``, with a tool frame only where one of them writes tool
+    messages (a tool frame that nothing writes in is refused)."""
+    made = frames()
+    if not any("tool" in getattr(concept, "claims", ()) for concept in concepts):
+        del made["tool"]
+    return Layout(name="tiny", summary="a test layout", frames=made, concepts=concepts, **changes)
 
 
 @pytest.mark.parametrize(

@@ -26,6 +26,11 @@ _PIECE = re.compile(
     r"(\[(?:[^\]\\]|\\.)+\]|\\[A-Za-z0-9]|\\.|[^\\\[\]{}()|*+?.^$])(\{\d+(?:,\d+)?\})?"
 )
 _SHORTHANDS = {"\\d": string.digits}
+ID_LANGUAGE = (
+    "characters and bracketed sets of them, each with an optional count {n} or {m,n} (the "
+    "ids the format mints for calls written without one are of this shape)"
+)
+"""What an ``id_pattern`` of a calls concept may hold, as an error says it."""
 
 
 @dataclass(frozen=True)

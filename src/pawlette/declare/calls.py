@@ -26,7 +26,7 @@ from ..engine.json_text import PARSED_ARGUMENTS, acyclic_json_string
 from ..engine.kept import MISSING, Kept
 from ..errors import FormatError, RequestError, UnsupportedFeature
 from ..types import ToolCall
-from .call_ids import IdPiece, id_pieces, mint_id
+from .call_ids import ID_LANGUAGE, IdPiece, id_pieces, mint_id
 from .concept import Concept
 from .pieces import Fence
 from .readers import AfterSectionReader, BetweenCallsReader, SectionReader, next_state
@@ -198,8 +198,8 @@ class CallConcept(Concept):
                     raise RequestError(
                         f"messages[{index}].tool_calls[{number}].id",
                         repr(call.id),
-                        f"an id matching {self.id_pattern} ({out.layout.name}'s template "
-                        "refuses others)",
+                        f"an id matching {self.id_pattern} ({out.layout.name} declares its "
+                        f"call ids so: {type(self).__name__}.id_pattern)",
                     )
                 if check_call:
                     self.check_call(call, index, number)
@@ -213,15 +213,15 @@ class CallConcept(Concept):
         """The pieces of ``id_pattern`` (None: any id), which the parser mints ids of and the
         forced grammar holds the model's ids to; a pattern outside the language of ids
         (:mod:`~.call_ids`) is refused, since the format could not give a call an id its
-        render takes back."""
+        render takes back (a layout refuses it when declared, naming itself; this refuses it
+        for a concept used outside a layout)."""
         if self.id_pattern is None:
             return None
         pieces = id_pieces(self.id_pattern)
         if isinstance(pieces, str):
             raise FormatError(
                 f"{type(self).__name__}.id_pattern: {self.id_pattern!r}, {pieces}; expected "
-                "characters and bracketed sets of them, each with an optional count {n} or "
-                "{m,n}"
+                + ID_LANGUAGE
             )
         return pieces
 

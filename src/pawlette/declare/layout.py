@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import datetime
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, is_dataclass
@@ -25,6 +26,8 @@ from typing import Any, Union, get_args, get_origin, get_type_hints
 
 from ..errors import FormatError
 from ..format import derived_options
+from ..option_types import admits, describe, find_mismatch, found, option_annotations
+from .call_ids import ID_LANGUAGE, id_pieces
 from .concept import Concept
 from .pieces import Fence, Lit, Marker, Option, fence, pieces_in
 from .switch import Switch, check_switches
@@ -105,6 +108,8 @@ def _a(value: object) -> str:
 
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+_A_DATE = datetime.date(2000, 1, 1)
+"""A date, to ask whether an option's annotation takes one."""
 
 
 def _check_fence(where: str, value: object, *, text_too: bool = False) -> None:
@@ -142,7 +147,8 @@ class Frame:
       allowed by grammars, never written).
     - ``end_stops``: False when the assistant's ``end`` is no stop: the model goes on past
       it (GigaChat 3 writes ``<|message_sep|>`` and then its call turn), so only
-      ``also_end`` and the concepts' stops join the format's stop set.
+      ``also_end`` and the concepts' stops join the format's stop set.  Only on the
+      assistant's frame (no other role's end is a stop).
     - ``open_after``: the opener used after a turn of another role, by that role's name
       (``{"tool": ()}``: no opener after tool results, DeepSeek's assistant).  The key
       ``"start"`` is the opener of a turn that begins the conversation.
@@ -191,14 +197,15 @@ class Layout:
     - ``summary``: one line for listings.
     - ``frames``: a :class:`Frame` per role, ``"user"`` and ``"assistant"`` required,
       ``"system"`` and ``"tool"`` when the format has such turns (results concepts read
-      ``frames["tool"]``).
+      ``frames["tool"]``; a tool frame without one is refused).
     - ``concepts``: the parts of the format in order (the order in which they write within
       a hook: reasoning before calls, ...).
     - ``begin``: written once at the very start (a BOS token).
     - ``options``: a frozen dataclass of the format's options (:class:`Option` pieces and
       concepts read it); ``from_options`` builds the layout for other options when they
       change its structure; ``variants``: named option sets (``{"qwen2.5": ...}``) that
-      ``get_format("chatml:qwen2.5")`` and detection know.
+      ``get_format("chatml:qwen2.5")`` and detection know, each an instance of the options'
+      class, named with letters, digits, ``.``, ``_`` and ``-``.
     - ``extra_special``: special tokens the tokenizer has that the format never writes but
       that text must never become.
     - ``notes``: what the declaration decided, for the docs.
@@ -217,7 +224,8 @@ class Layout:
       content part holding the languages' codes); detection and ``pawlette verify`` render
       the template with them.
     - ``today``: the name of the date option a template reads from its clock
-      (``strftime_now``); the comparison freezes the clock at that date.
+      (``strftime_now``); the comparison freezes the clock at that date.  The option's
+      annotation must take a ``datetime.date``.
     - ``markers_in_text``: the model writes the format's markers as plain text (no special
       token in its call syntax: Functionary's ``<function=NAME>``), so output read from
       token ids is read as the text they decode to, markers by their spelling (by default
@@ -300,6 +308,13 @@ class Layout:
                     "given",
                     "it only on the 'assistant' frame (the generation prompt opens its turn)",
                 )
+            if frame.end_stops is False and role != "assistant":
+                raise self._error(
+                    f"{where}.end_stops",
+                    "False",
+                    "it only on the 'assistant' frame (only the end of the assistant's turn, "
+                    "which the model writes, is a stop; another role's end never is)",
+                )
         for role in ("user", "assistant"):
             if role not in self.frames:
                 raise self._error(
@@ -343,6 +358,15 @@ class Layout:
         self._check_content_order()
         check_switches(self.name, self.switches, self.options)
         self._check_options()
+        self._check_variants()
+        # (last: a concept's own mistake is the one to name first)
+        if "tool" in self.frames and "tool" not in claimed:
+            raise self._error(
+                "Layout.frames['tool']",
+                "a tool frame, and no concept that writes tool messages in it",
+                "a Results concept in Layout.concepts (Results(), or JoinedResults), or no "
+                "'tool' frame: without one a tool message is refused, never written",
+            )
 
     def _error(self, where: str, found: str, expected: str) -> FormatError:
         return FormatError(f"{self.name}: {where}: {found}; expected {expected}")
@@ -433,6 +457,11 @@ class Layout:
                             raise self._error(
                                 where, f"{value!r}, {error}", "a regular expression"
                             ) from None
+                        # A calls concept mints ids of the pattern's shape for calls the
+                        # model writes without one, so the pattern must be one it can mint.
+                        pieces = id_pieces(value) if concept.job == "calls" else ()
+                        if isinstance(pieces, str):
+                            raise self._error(where, f"{value!r}, {pieces}", ID_LANGUAGE)
                 elif kind == "fences":
                     self._check_fences(where, value)
                 elif kind == "marker":
@@ -487,6 +516,8 @@ class Layout:
                 raise self._error(
                     where, f"no option {name!r} ({have})", "the name of a field of Layout.options"
                 )
+        if self.today is not None:
+            self._check_today(self.today)
         for piece in pieces:
             value = getattr(self.options, piece.name)
             if piece.date_format is None and not isinstance(value, str):
@@ -496,6 +527,72 @@ class Layout:
                     f"options.{piece.name} is {value!r}",
                     "a string option" + (date if hasattr(value, "strftime") else ""),
                 )
+
+    def _check_today(self, name: str) -> None:
+        """``today`` names a date option: the comparisons freeze the template's clock at its
+        value, which a text option cannot give (the clock would fall back to another date)."""
+        annotation = option_annotations(type(self.options)).get(name)
+        value = getattr(self.options, name)
+        if annotation is None:  # (an annotation that does not resolve: its value tells)
+            dated = value is None or isinstance(value, datetime.date)
+            declared = f"its value is {found(value)}"
+        else:
+            dated = admits(annotation, _A_DATE)
+            declared = f"declared {describe(annotation)}"
+        if not dated:
+            raise self._error(
+                "Layout.today",
+                f"{name!r}, an option {declared}",
+                "the name of a date option (annotated datetime.date: the comparisons freeze "
+                "the template's clock at its date), or None when the template reads no clock",
+            )
+
+    def _check_variants(self) -> None:
+        """``variants`` maps a name to the options of that variant, an instance of the
+        options' own class whose fields hold what their annotations take
+        (``get_format("NAME:VARIANT")`` builds the format with each of its fields)."""
+        where = "Layout.variants"
+        options = self.options
+        kind = type(options).__name__
+        if not isinstance(self.variants, Mapping):
+            example = f" ({{'name': {kind}(...)}})" if options is not None else ""
+            raise self._error(
+                where, _a(self.variants), f"a dict of a variant's name to its options{example}"
+            )
+        if self.variants and options is None:
+            raise self._error(
+                where,
+                f"{len(self.variants)} given and Layout.options is None",
+                "no variants: a variant is a set of the layout's options",
+            )
+        annotations = option_annotations(type(options)) if self.variants else {}
+        for name, value in self.variants.items():
+            if not isinstance(name, str) or not _NAME.fullmatch(name):
+                raise self._error(
+                    where,
+                    f"the name {name!r}",
+                    "letters, digits, '.', '_' and '-' (get_format('FORMAT:NAME') names it)",
+                )
+            if type(value) is not type(options):
+                raise self._error(
+                    f"{where}[{name!r}]",
+                    f"{value!r}"[:100] + f", {_a(value)}",
+                    f"an instance of {kind}, as Layout.options is (such as "
+                    f"{kind}({fields(options)[0].name}=...))"
+                    if fields(options)
+                    else f"an instance of {kind}, as Layout.options is",
+                )
+            for item in fields(value):
+                annotation = annotations.get(item.name)
+                mismatch = None
+                if annotation is not None:
+                    mismatch = find_mismatch(annotation, getattr(value, item.name))
+                if mismatch is not None:
+                    raise self._error(
+                        f"{where}[{name!r}].{item.name}{mismatch.place}",
+                        found(mismatch.value),
+                        mismatch.expected,
+                    )
 
     def concept(self, kind: type[Any]) -> Any:
         """The layout's concept of ``kind`` (None: it has none).  For a concept that reads

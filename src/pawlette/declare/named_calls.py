@@ -59,8 +59,13 @@ class NamedCalls(SectionedCallConcept):
     - ``content``: text alongside calls is ``"written"`` before them, ``"dropped"`` (the
       template does not write it: a recorded loss), ``"refused"``, or ``"replaces_calls"``
       (written in their place: the calls are the recorded loss).
-    - ``id_pattern``: a regular expression every written call id must match (Mistral's
-      templates refuse ids that are not 9 letters and digits).
+    - ``id_pattern``: with ``id_open``, the shape of the call ids the format writes (Mistral's
+      templates refuse ids that are not 9 letters and digits): render refuses a call whose
+      id (or missing id) does not match it whole; reading gives a call the model wrote
+      without an id a new one of that shape (unless the parser's caller gives its own); the
+      forced grammars let the model write only such ids.  Characters and bracketed sets of
+      them, each with an optional count (``[A-Za-z0-9]{9}``).  None (the default): any id.
+      Without ``id_open`` no id is written, so it is refused.
     - ``parallel``: several calls in one turn.
     - ``loose``: fences are also read without the whitespace they write around markers.
 
@@ -92,6 +97,18 @@ class NamedCalls(SectionedCallConcept):
                 "the fences before the name and before the arguments"
             )
         self.check_choices(layout, "content")
+        if self.id_pattern is not None and not self.writes_ids():
+            raise FormatError(
+                f"{layout.name}: {type(self).__name__}.id_pattern: {self.id_pattern!r} with "
+                "id_open=None; expected an id_open too (the pattern checks the ids the format "
+                "writes after id_open, and without it no id is written or read), or id_pattern "
+                "left out"
+            )
+
+    def writes_ids(self) -> bool:
+        """Whether a call's id is written: after ``id_open``, or in the name's place by a
+        subclass that reads one back there (:meth:`read_name`)."""
+        return self.id_open is not None or type(self).read_name is not NamedCalls.read_name
 
     # ------------------------------------------------------------------ the name's place
     # What stands between ``open`` and the arguments (or the id): the call's name.  A

@@ -322,7 +322,8 @@ class Reasoning(Concept):
             raise RequestError(
                 "messages",
                 "no user message",
-                "a user message (the template refuses a conversation without a user query)",
+                f"a user message ({out.layout.name} keeps reasoning after the last user query, "
+                "and refuses a conversation without one: Reasoning.no_query)",
             )
         if "reasoning" not in out.present and not self.trim:
             return
@@ -535,8 +536,9 @@ class Reasoning(Concept):
         if self.keep == "after_last_query" and self.no_query == "refused":
             out.raise_if(
                 f"{self._jinja_last_query(out)} < 0",
-                "messages: no user message; expected a user message (the template refuses a "
-                "conversation without a user query)",
+                f"messages: no user message; expected a user message ({out.layout.name} keeps "
+                "reasoning after the last user query, and refuses a conversation without one: "
+                "Reasoning.no_query)",
             )
 
     def _jinja_follows(self) -> str | None:

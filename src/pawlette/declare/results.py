@@ -49,7 +49,8 @@ class Results(Concept):
     - ``item_open`` / ``item_close``: around each result's text.
     - ``id_close``: the format writes the ``tool_call_id`` of the call a result answers
       first, then this fence (Mistral's ``[TOOL_RESULTS]ID[TOOL_CONTENT]...``); None: no
-      ids (results answer calls by position).  ``id_pattern``: what a written id must match.
+      ids (results answer calls by position).  ``id_pattern``: what a written id must match
+      (with ``id_close`` or ``id_after``: without them no id is written, and it is refused).
     - ``json_text``: each result's text is written as a JSON string (Jinja's ``tojson`` of
       it, non-ASCII kept: Meta's Llama 3 templates quote every text result so); reading
       decodes a whole JSON string back, and keeps any other text as written.
@@ -107,6 +108,13 @@ class Results(Concept):
                 f"{self.name_close!r}, id_close=None; expected an id_close too (the format writes "
                 "the call's id, id_close, then its name and name_close; a result that names "
                 "its call with no id before it is no field of Results)"
+            )
+        if self.id_pattern is not None and not self.writes_ids():
+            raise FormatError(
+                f"{layout.name}: {type(self).__name__}.id_pattern: {self.id_pattern!r} without "
+                "id_close or id_after; expected one of them too (the pattern checks the "
+                "tool_call_id the format writes, and without them no id is written), or "
+                "id_pattern left out"
             )
         if self.id_after is not None and (
             not self.id_after or self.id_close is not None or not self.item_close

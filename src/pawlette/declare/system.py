@@ -44,7 +44,8 @@ class SystemPrompt(Concept):
       none), a string or a fence (a date from the options: ``fence("Today is ",
       Option("today"))``).  Parsing a system turn holding exactly this text gives no message.
     - ``default_when``: ``"always"``, or only ``"without_tools"`` / ``"with_tools"`` (IBM
-      Granite writes its default text only when the request has no tools).
+      Granite writes its default text only when the request has no tools); these two need a
+      concept that takes a request's tools (a tools block, or ``Ignored(("tools",))``).
     - ``default_with_tools``: the default text instead of ``default`` when the request has
       tools (Granite 3.3 adds its tool instructions), a string or a fence; None: ``default``
       either way.  Needs ``default`` and ``default_when="always"``.  Parsing a system turn
@@ -56,7 +57,8 @@ class SystemPrompt(Concept):
     - ``placement``: system messages after the first are written ``"in_place"`` as turns of
       their own, or ``"first_only"`` (a later one is refused), or all of them are
       ``"gathered"`` into the first turn, joined by ``joiner`` (DeepSeek gathers them at the
-      start of the conversation as bare text), or only the first is written and later ones
+      start of the conversation as bare text; ``joiner`` is refused with another placement),
+      or only the first is written and later ones
       are dropped, ``"first_kept"`` (a recorded loss: SmolLM3's template skips them).
     - ``empty_first``: ``"absent"``: a first system message with empty text is written as
       no system message, a recorded loss: where the default text applies, that text (with
@@ -75,7 +77,8 @@ class SystemPrompt(Concept):
       skips the first one too).  ``"kept"`` (the default): it is an empty system turn.
     - ``heading``: with ``placement="gathered"``, written before the gathered system texts
       when there are any (Solar Open's ``\\n\\n## System Prompt\\n\\n`` after its preamble);
-      reading drops it where the turn's text begins.  Default: nothing.
+      reading drops it where the turn's text begins.  Default: nothing (refused with another
+      placement).
     - ``default_after``: whitespace written after the system turn that holds no message
       (Kimi K2 Instruct leaves a newline after its default turn, and after no other).
     """
@@ -109,6 +112,7 @@ class SystemPrompt(Concept):
                 f"{self.placement!r}; expected placement 'in_place' (the only one that writes "
                 "later system messages as turns of their own)"
             )
+        self._check_unused(layout)
         if self.default_with_tools is not None and (
             self.default is None or self.default_when != "always"
         ):
@@ -116,6 +120,36 @@ class SystemPrompt(Concept):
                 f"{layout.name}: SystemPrompt.default_with_tools with default="
                 f"{self.default!r}, default_when={self.default_when!r}; expected a default "
                 "text and default_when='always' (one text without tools, the other with them)"
+            )
+
+    def _check_unused(self, layout: Layout) -> None:
+        """Refuse a field given where it does nothing: ``joiner`` and ``heading`` outside
+        ``placement="gathered"`` (only the gathered turn joins texts under a heading), and
+        ``default_when`` where it cannot choose (no concept handles a request's tools, so a
+        request with tools is refused and the choice never arises)."""
+        name = f"{layout.name}: {type(self).__name__}"
+        if self.placement != "gathered":
+            given = [
+                f"{field}={value!r}"
+                for field, value in (("joiner", self.joiner), ("heading", self.heading))
+                if value != _DEFAULTS[field]
+            ]
+            if given:
+                raise FormatError(
+                    f"{name}.{given[0].partition('=')[0]}: {given[0]} with placement="
+                    f"{self.placement!r}; expected placement='gathered', the only one that "
+                    "joins the system texts (under a heading) into one turn, or the field left "
+                    "out: here each system message is written as it is"
+                )
+        if self.default_when == "always" or self.default is None:
+            return  # (None: a format's options may leave out the text default_when places)
+        if not any("tools" in getattr(concept, "handles", ()) for concept in layout.concepts):
+            raise FormatError(
+                f"{name}.default_when: {self.default_when!r} and no concept that handles a "
+                "request's tools; expected 'always', or a tools block (ToolsBlock, or "
+                "Ignored(('tools',)) where the template drops them): without one a request "
+                "with tools is refused, so the default text is written in every render or "
+                "in none"
             )
 
     @property
@@ -568,6 +602,8 @@ class LastSystemPrompt(SystemPrompt):
 _LAST_SYSTEM = object()
 """The key of :meth:`LastSystemPrompt.check_last`'s index in a render's states."""
 
+_DEFAULTS = {field.name: field.default for field in dataclasses.fields(SystemPrompt)}
+"""The fields' defaults (what a field left out holds)."""
 _LOCAL = ("write_opening", "write_message", "write_content")
 _WHEN = {"always": "true", "without_tools": "not has_tools", "with_tools": "has_tools"}
 

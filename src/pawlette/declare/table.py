@@ -201,9 +201,14 @@ class Table:
                 if role in self.layout.frames
                 else f"in state {state!r}"
             )
+            earlier = self.sources.get((state, marker), "the frames")
+            whose = (
+                f"two fences of {earlier}"
+                if earlier == self.source
+                else f"one of {earlier}, one of {self.source}"
+            )
             raise FormatError(
-                f"{self.layout.name}: {marker!r} has two meanings {where}: one of "
-                f"{self.sources.get((state, marker), 'the frames')}, one of {self.source}; "
+                f"{self.layout.name}: {marker!r} has two meanings {where}: {whose}; "
                 "expected one meaning per marker (two fences are spelled alike; in the parse "
                 f"table, state {state!r} goes to {found[0]!r} and to {target!r})"
             )
