@@ -12,7 +12,8 @@ import pytest
 
 import pawlette
 from pawlette.declare.call_ids import id_pieces, mint_id
-from tests.helpers import completion_text
+
+from ..helpers import completion_text
 
 WRITTEN = "abc"  # (three characters: no pattern of a fixed length of nine matches it)
 

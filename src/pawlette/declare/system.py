@@ -221,10 +221,7 @@ class SystemPrompt(Concept):
             return False
         if self.empty_turn_read_as_none(out):
             return True
-        for wants in out.plan.wants_system:
-            if wants(out):
-                return True
-        return False
+        return any(wants(out) for wants in out.plan.wants_system)
 
     def _lose_empty_later(self, out: Render) -> None:
         """Record each system message after the first with empty text, written as a turn of
