@@ -61,6 +61,10 @@ class NextTurnStop(Concept):
     def stops(self) -> tuple[Fence, ...]:
         return tuple((marker,) for marker in self.stop)
 
+    def check_is_local(self) -> bool:
+        # (the messages, whether the prompt follows, and the layout's options)
+        return self.inherits(NextTurnStop, "check")
+
     def check(self, out: Render) -> None:
         # The prompt without thinking closes an empty block, as an empty last answer's turn
         # (with no end) writes it: the same text.

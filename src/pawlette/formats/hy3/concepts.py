@@ -62,6 +62,10 @@ class UnendedLastTurn(Concept):
     def turn_end(self, out: Render, index: int) -> Fence | None:
         return () if _unended(out, index) else None
 
+    def check_is_local(self) -> bool:
+        # (the messages, whether the prompt follows, and the layout's options)
+        return self.inherits(UnendedLastTurn, "check")
+
     def check(self, out: Render) -> None:
         # Without thinking the prompt closes an empty block, as an empty last answer's turn
         # writes it: the same text (with thinking the prompt leaves the block open).
