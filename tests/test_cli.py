@@ -67,6 +67,47 @@ def test_render_json_shows_segments_from_stdin() -> None:
     }
 
 
+def test_render_warns_of_each_loss_on_stderr() -> None:
+    # Gemma's template writes no names: the text is rendered, and the loss told on stderr.
+    request = {"messages": [{"role": "user", "name": "Alice", "content": "Hi"}]}
+    result = run("render", "-f", "gemma", stdin=json.dumps(request))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "<bos><start_of_turn>user\nHi<end_of_turn>\n"
+    assert result.stderr == (
+        "pawlette render: warning: messages[0].name: not written "
+        "(left out by the format, as its model's template does)\n"
+    )
+
+
+def test_render_json_lists_the_losses() -> None:
+    request = {
+        "messages": [
+            {"role": "system", "content": ""},
+            {"role": "user", "name": "Alice", "content": "Hi"},
+        ]
+    }
+    result = run("render", "-f", "llama3", "--json", stdin=json.dumps(request))
+    assert result.returncode == 0, result.stderr
+    losses = json.loads(result.stdout)["losses"]
+    assert losses == [
+        "messages[0]: a system message with empty text, read back as none "
+        "(its turn reads as one without it)",
+        "messages[1].name: not written",
+    ]
+    assert result.stderr.splitlines() == [
+        f"pawlette render: warning: {loss} (left out by the format, as its model's template does)"
+        for loss in losses
+    ]
+
+
+def test_render_without_losses_warns_of_none() -> None:
+    request = {"messages": [{"role": "user", "content": "Hi"}]}
+    result = run("render", "-f", "pcml", "--json", stdin=json.dumps(request))
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["losses"] == []
+    assert result.stderr == ""
+
+
 def test_parse_conversation_round_trips_the_seed() -> None:
     result = run("parse", "-f", "pcml", "--conversation", str(GOLDEN / "source.txt"))
     assert result.returncode == 0, result.stderr

@@ -145,6 +145,16 @@ def _format_or_name(arguments: argparse.Namespace) -> Format | str:
     return _format(arguments) if getattr(arguments, "option", None) else str(arguments.format)
 
 
+def warn_losses(command: str, losses: Sequence[str]) -> None:
+    """Each loss of a rendering (:attr:`pawlette.types.Rendering.losses`) as a warning line
+    on stderr: its JSON path, what the format did with it, and why (the wording of
+    ``pawlette tokenize``'s summary)."""
+    from .tokenization.losses import LEFT_OUT
+
+    for loss in losses:
+        sys.stderr.write(f"pawlette {command}: warning: {loss} ({LEFT_OUT})\n")
+
+
 def command_render(arguments: argparse.Namespace) -> int:
     fmt = _format(arguments)
     request = _read_json(arguments.file)
@@ -153,6 +163,7 @@ def command_render(arguments: argparse.Namespace) -> int:
     in_request = isinstance(request, dict) and request.get("add_generation_prompt") is True
     prompt = arguments.generation_prompt or in_request
     rendering = fmt.render(request, add_generation_prompt=prompt)
+    warn_losses("render", rendering.losses)
     if arguments.json:
         _print_json(
             {
@@ -169,6 +180,7 @@ def command_render(arguments: argparse.Namespace) -> int:
                     for segment in rendering.segments
                 ],
                 "stop": list(fmt.stop),
+                "losses": list(rendering.losses),
             }
         )
     else:

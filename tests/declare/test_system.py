@@ -121,9 +121,13 @@ def test_an_absent_empty_first_message_is_written_as_the_default_where_it_applie
         assert empty.losses == ("messages[0]: a system message with empty text, written as none",)
     else:
         # The tools block writes into the turn and no default text stands there: the
-        # message is kept, its empty text before the block.
+        # message is kept, its empty text before the block, and the turn reads back as the
+        # tools block's alone: a recorded loss.
         assert empty.text.startswith("<system>\n\nTools: [")
-        assert empty.losses == ()
+        assert empty.losses == (
+            "messages[0]: a system message with empty text, read back as none "
+            "(its turn reads as one without it)",
+        )
     # The turn reads back as no message (the default text is the format's own).
     assert fmt.parse_conversation(empty.text).messages == [USER]
 

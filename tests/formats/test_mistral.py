@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import re
 from typing import Any
 
 import pytest
@@ -225,6 +226,41 @@ def test_small_3_2_refuses_ids_its_template_refuses() -> None:
     request["messages"][2]["tool_calls"][0]["id"] = "call_1"
     with pytest.raises(RequestError, match=r"messages\[2\]\.tool_calls\[0\]\.id"):
         pawlette.get_format("mistral").render(request)
+
+
+@pytest.mark.parametrize(
+    ("name", "completion"),
+    [
+        ("mistral:small-3.2", '[TOOL_CALLS]get_weather[CALL_ID]abc[ARGS]{"location": "Paris"}'),
+        ("mistral:nemo", '[TOOL_CALLS][{"name": "get_weather", "arguments": {}, "id": "abc"}]'),
+    ],
+)
+def test_a_written_id_the_template_refuses_is_replaced_and_named(
+    name: str, completion: str
+) -> None:
+    """Decided with Mistral Small 3.2's template, which raises on a call id or a result's
+    ``tool_call_id`` of another length than nine: the call is served under an id of the
+    shape the format writes, with a warning naming the model's, so the client's next turn
+    (which answers the call by the served id) renders."""
+    fmt = pawlette.get_format(name)
+    parsed = fmt.parse(completion)
+    served = parsed.message["tool_calls"][0]["id"]
+    assert re.fullmatch("[A-Za-z0-9]{9}", served)
+    assert [warning.message for warning in parsed.warnings] == [
+        f"call id 'abc' is of a shape the format's render refuses (served as {served!r}); "
+        "expected an id matching [A-Za-z0-9]{9}"
+    ]
+    assert parsed.warnings[0].text == "abc"
+    assert parsed.warnings[0].offset == len("[TOOL_CALLS]")  # (where the call begins)
+    answered = [
+        {"role": "user", "content": "Weather?"},
+        parsed.message,
+        {"role": "tool", "tool_call_id": served, "content": "18"},
+    ]
+    text = fmt.render(answered).text
+    assert f"{served}" in text and "abc" not in text
+    with pytest.raises(pawlette.ParseError, match="call id 'abc' is of a shape"):
+        fmt.parse(completion, strict=True)
 
 
 def test_small_3_2_drops_text_beside_calls_and_says_so() -> None:

@@ -243,9 +243,11 @@ class CallConcept(Concept):
     ) -> str:
         """The id a call is given: the one written, else ``spare`` (an id already made for a
         call given up), else a new one (:meth:`new_id`).  A written id that an earlier call of
-        the same message holds is replaced by :meth:`repeated_id`'s, after a warning (strict:
-        a :class:`~pawlette.errors.ParseError`): a client answers calls by id, so two calls
-        served under one id could not both be answered on its next turn.  ``deferred``: the
+        the same message holds, or that does not match ``id_pattern``, is replaced by
+        :meth:`repeated_id`'s, after a warning (strict: a :class:`~pawlette.errors.ParseError`):
+        a client answers calls by id, so two calls served under one id could not both be
+        answered on its next turn, and an id the format's render refuses (Mistral's template
+        takes nine letters and digits alone) would have that turn refused.  ``deferred``: the
         call is served before it is read whole, so the warning waits in
         :class:`MessageCallIds` for the reader to give it once the call is read
         (:func:`give_deferred`)."""
@@ -254,13 +256,22 @@ class CallConcept(Concept):
             taken.ids.clear()
         if written is None:
             identifier = spare or self.new_id(parser)
-        elif written in taken.ids:
+        elif written in taken.ids or (
+            self.id_pattern is not None and re.fullmatch(self.id_pattern, written) is None
+        ):
+            # An id the format's render refuses would have the client's next turn refused:
+            # replaced by one of the shape it writes, as a repeated id is by a distinct one.
             identifier = self.repeated_id(parser, name, taken.ids, spare)
+            if written in taken.ids:
+                found, expected = "held by an earlier call of the message", "a distinct id"
+                expected += " for each call"
+            else:
+                found = "is of a shape the format's render refuses"
+                expected = f"an id matching {self.id_pattern}"
             warning = (
                 offset,
-                f"call id {written!r} held by an earlier call of the message (served as "
-                f"{identifier!r})",
-                "a distinct id for each call",
+                f"call id {written!r} {found} (served as {identifier!r})",
+                expected,
                 written,
             )
             if deferred:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 from ..emit.jinja_text import jinja_string
 from ..errors import FormatError, UnsupportedFeature
 from .concept import Concept
-from .pieces import Fence, Marker, fence
+from .pieces import Fence, Lit, Marker, fence
 from .readers import host_text_reader, host_texts_reader, lead_dropped
 from .table import begin
 
@@ -218,21 +218,25 @@ class SystemPrompt(Concept):
 
     def check_is_local(self) -> bool:
         # (the messages, and what wants a system turn: the request's tools)
-        return self.inherits(SystemPrompt, "check", "_absent")
+        return self.inherits(
+            SystemPrompt, "check", "_absent", "empty_read_as_none", "empty_turn_read_as_none"
+        )
 
     def check(self, out: Render) -> None:
         messages = out.messages
         # (_absent's test of the first message without its call: most have no system first)
-        if (
-            messages
-            and messages[0].role == "system"
-            and self._absent(out)
-            and self.empty_first != "own_turn"
-        ):
-            out.lose("messages[0]", "a system message with empty text, written as none")
+        if self.placement == "gathered":
+            lose_empty_gathered(out, self.gathered_texts(out))
+        elif messages and messages[0].role == "system" and self.empty_first != "own_turn":
+            if self._absent(out):
+                out.lose("messages[0]", "a system message with empty text, written as none")
+            elif self.empty_read_as_none(out):
+                out.lose("messages[0]", _UNREAD)
         if self.placement == "first_only":
             refuse_later_system(out)
-        elif self.placement == "first_kept" or self.empty_later == "dropped":
+        elif self.placement == "in_place" and self.empty_later == "kept":
+            self._lose_empty_later(out)
+        if self.placement == "first_kept" or self.empty_later == "dropped":
             # (one of them at most: empty_later needs placement "in_place")
             for index, message in enumerate(out.messages):
                 if not index or message.role != "system":
@@ -241,6 +245,37 @@ class SystemPrompt(Concept):
                     out.lose(f"messages[{index}]", "a system message after the first, dropped")
                 elif not out.message_text(index):
                     out.lose(f"messages[{index}]", "a system message with empty text, dropped")
+
+    def empty_read_as_none(self, out: Render) -> bool:
+        """Whether the first message, a system message written in the system turn, has empty
+        text in a turn that reads back as none: one the format writes without a message too
+        (an empty default text, or ``always`` with no default) or one that holds what other
+        concepts write (the tools), where reading takes the turn for the format's own."""
+        if out.message_text(0):
+            return False
+        if self.empty_turn_read_as_none(out):
+            return True
+        return any(wants(out) for wants in out.plan.wants_system)
+
+    def _lose_empty_later(self, out: Render) -> None:
+        """Record each system message after the first with empty text, written as a turn of
+        its own that reads back as none."""
+        if (
+            self.preambles
+            or self.empty_first == "own_turn"
+            or not self.empty_turn_read_as_none(out)
+        ):
+            return  # (a later turn differs from the first one, which the reader takes as none)
+        for index, message in enumerate(out.messages):
+            if index and message.role == "system" and not out.message_text(index):
+                out.lose(f"messages[{index}]", _UNREAD)
+
+    def empty_turn_read_as_none(self, out: Render) -> bool:
+        """Whether a system turn with empty text reads back as no message: the format writes
+        that very turn without a message (an empty default text, or ``always`` with none)."""
+        if self.default is not None:
+            return not any(not isinstance(piece, Lit) or piece.text for piece in self.default_fence)
+        return self.always or not out.layout.frames["system"].open
 
     def _has_first(self, out: Render) -> bool:
         return bool(out.messages) and out.messages[0].role == "system" and not self._absent(out)
@@ -549,8 +584,11 @@ class LastSystemPrompt(SystemPrompt):
 
     def check(self, out: Render) -> None:
         last = self.check_last(out)
-        if self.empty_first == "absent" and last >= 0 and not out.message_text(last):
-            out.lose(f"messages[{last}]", "a system message with empty text, written as none")
+        if last >= 0 and not out.message_text(last):
+            if self.empty_first == "absent":
+                out.lose(f"messages[{last}]", "a system message with empty text, written as none")
+            else:  # (kept: its empty text is all the gathered turn holds of it)
+                out.lose(f"messages[{last}]", _UNREAD)
 
     def write_start(self, out: Render) -> None:
         if self.empty_first == "kept":
@@ -599,6 +637,8 @@ class LastSystemPrompt(SystemPrompt):
         return "[text_of(message, loop.index0, '')]"
 
 
+_UNREAD = "a system message with empty text, read back as none (its turn reads as one without it)"
+
 _LAST_SYSTEM = object()
 """The key of :meth:`LastSystemPrompt.check_last`'s index in a render's states."""
 
@@ -606,6 +646,16 @@ _DEFAULTS = {field.name: field.default for field in dataclasses.fields(SystemPro
 """The fields' defaults (what a field left out holds)."""
 _LOCAL = ("write_opening", "write_message", "write_content")
 _WHEN = {"always": "true", "without_tools": "not has_tools", "with_tools": "has_tools"}
+
+
+def lose_empty_gathered(out: Render, texts: list[str]) -> None:
+    """Record each system message as a loss when the gathered ``texts`` are all empty: the
+    gathered turn then holds nothing of them, and reads back as no system message."""
+    if any(texts):
+        return
+    for index, message in enumerate(out.messages):
+        if message.role == "system" and not out.message_text(index):
+            out.lose(f"messages[{index}]", _UNREAD)
 
 
 def refuse_later_system(out: Render) -> None:

@@ -58,11 +58,21 @@ class SystemInTurn(Concept):
 
     def check(self, out: Render) -> None:
         refuse_later_system(out)
-        if out.messages and out.messages[0].role == "system" and self._host(out) < 0:
+        if not out.messages or out.messages[0].role != "system":
+            return
+        host = self._host(out)
+        if host < 0:
             where = "the next message" if self.host == "next" else "the last message"
             out.lose(
                 "messages[0]",
                 f"not written (its text goes into {where} only when that is a user message)",
+            )
+        elif not out.message_text(0):
+            # (read back, the joiner alone opens the host's text: nothing of the message)
+            out.lose(
+                "messages[0]",
+                f"a system message with empty text, read back as none (messages[{host}]'s text "
+                "then starts with the joiner written after it)",
             )
 
     def write_message(self, out: Render, index: int) -> None:

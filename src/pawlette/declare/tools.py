@@ -293,6 +293,9 @@ class ToolsBlock(Concept):
         role = message.role
         if role == "system" or (role == "assistant" and self._answer_hosts(out, message)):
             out.lose(f"messages[{host}].role", "written as the user turn holding the tools")
+        elif role == "user" and not out.message_text(host):
+            # (its turn holds the block alone, which reading takes for no message)
+            out.lose(f"messages[{host}]", "a user message with empty text, read back as none")
         elif role != "user":
             answer = " or an answer without calls" if _ends_alike(out.layout) else ""
             raise RequestError(

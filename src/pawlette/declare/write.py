@@ -342,6 +342,21 @@ class Render:
         writer.role = role  # type: ignore[assignment]
         writer.message_index = index
 
+    def empty_last_answer(self) -> int:
+        """The index of the conversation's last message when it is an answer with nothing in
+        it (no content, reasoning or calls) and no generation prompt follows; -1 otherwise.
+        A format whose last answer has no end writes such an answer as its generation prompt
+        (a loss its concepts record: reading takes the text for the prompt)."""
+        messages = self.messages
+        if self.prompt or not messages:
+            return -1
+        last = messages[-1]
+        if last.role != "assistant" or last.tool_calls or last.reasoning or last.reasoning_steps:
+            return -1
+        if any(type(part) is not TextPart or part.text for part in last.content or ()):
+            return -1
+        return len(messages) - 1
+
     def message_text(self, index: int) -> str:
         """The text of ``messages[index]`` (its text parts joined)."""
         content = self.messages[index].content

@@ -75,6 +75,13 @@ class TurnEnds(CallTurnEnd):
 
     def check(self, out: Render) -> None:
         messages = out.messages
+        # The last answer has no end: an empty one is its opener alone, the prompt's text.
+        last = out.empty_last_answer()
+        if last >= 0:
+            out.lose(
+                f"messages[{last}]",
+                "an empty last answer, written as the generation prompt: read back as that prompt",
+            )
         for index in range(1, len(messages)):
             if messages[index].role != "assistant" or not _answer_before(out, index):
                 continue

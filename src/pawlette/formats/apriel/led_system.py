@@ -40,6 +40,13 @@ class LedSystem(SystemPrompt):
         out.text(out.message_text(index), "content")
         return True
 
+    def empty_read_as_none(self, out: Render) -> bool:
+        # (the lead is written before an empty text too: the message reads back)
+        return not self.lead and super().empty_read_as_none(out)
+
+    def empty_turn_read_as_none(self, out: Render) -> bool:
+        return not self.lead and super().empty_turn_read_as_none(out)
+
     def rows(self, table: Table) -> None:
         super().rows(table)
         lead, trail = table.text(self.lead), table.text(self.trail)

@@ -61,6 +61,20 @@ class NextTurnStop(Concept):
     def stops(self) -> tuple[Fence, ...]:
         return tuple((marker,) for marker in self.stop)
 
+    def check_is_local(self) -> bool:
+        # (the messages, whether the prompt follows, and the layout's options)
+        return self.inherits(NextTurnStop, "check")
+
+    def check(self, out: Render) -> None:
+        # The prompt without thinking closes an empty block, as an empty last answer's turn
+        # (with no end) writes it: the same text.
+        last = out.empty_last_answer()
+        if last >= 0 and not out.options.thinking:
+            out.lose(
+                f"messages[{last}]",
+                "an empty last answer, written as the generation prompt: read back as that prompt",
+            )
+
     def rows(self, table: Table) -> None:
         # A stop that opens a turn is read as that opener (the turn ends where it opens); one
         # that opens none ends the turn where it is read.  (After the calls concept's rows.)

@@ -59,7 +59,7 @@ Decisions, each the template's:
   message.
 - **The developer message** holds the caller's first system (or developer) message under
   ``# Instructions`` and the tools block.  Later system messages are not written (a loss);
-  an empty first system message without tools writes nothing (a loss).  Parsing gives the
+  an empty first system message writes nothing (a loss).  Parsing gives the
   instructions back as the system message; the tools block is not read back (a TypeScript
   type is not the JSON schema it came from: ``integer`` is written ``number``).
 - **The tools block** is the template's TypeScript namespace (:mod:`.typescript`).  A tool

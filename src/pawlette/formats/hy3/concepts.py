@@ -62,6 +62,20 @@ class UnendedLastTurn(Concept):
     def turn_end(self, out: Render, index: int) -> Fence | None:
         return () if _unended(out, index) else None
 
+    def check_is_local(self) -> bool:
+        # (the messages, whether the prompt follows, and the layout's options)
+        return self.inherits(UnendedLastTurn, "check")
+
+    def check(self, out: Render) -> None:
+        # Without thinking the prompt closes an empty block, as an empty last answer's turn
+        # writes it: the same text (with thinking the prompt leaves the block open).
+        last = out.empty_last_answer()
+        if last >= 0 and out.options.reasoning_effort == "no_think":
+            out.lose(
+                f"messages[{last}]",
+                "an empty last answer, written as the generation prompt: read back as that prompt",
+            )
+
     def jinja_end(self, out: Template, role: str) -> bool:
         if role != "assistant":
             return False

@@ -156,6 +156,10 @@ class BlockTurns(Concept):
                     f"{tool.kind!r}",
                     " or ".join(repr(kind) for kind in self.definitions),
                 )
+        messages = out.messages
+        if out.tools and messages and messages[0].role == "system" and not out.message_text(0):
+            # (its turn holds the definitions alone, as the turn written without it does)
+            out.lose("messages[0]", "a system message with empty text, read back as none")
 
     def write_start(self, out: Render) -> None:
         messages = out.messages
