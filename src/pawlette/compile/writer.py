@@ -407,8 +407,12 @@ def _turn(source: _Source, role: str, hooks: Any, escapes: bool) -> None:
     source.depth += 1
     if whole and declared:
         source.line("start = -1  # (the hooks wrote: nothing kept)")
+    # (Render.message_text's cases inlined: no content, as a turn of calls alone holds, and
+    # one text part)
     source.line("content = message.content")
-    source.line("if content and len(content) == 1 and type(content[0]) is TextPart:")
+    source.line("if not content:")
+    source.line('    text = ""')
+    source.line("elif len(content) == 1 and type(content[0]) is TextPart:")
     source.line("    text = content[0].text")
     source.line("else:")
     source.line("    text = out.message_text(index)")

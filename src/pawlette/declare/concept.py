@@ -49,8 +49,8 @@ concepts, where ``help()`` looks; they are still the concepts' methods).
 
 The hints a concept gives the compiled writer (``hook_needs``, ``hook_is_local``,
 ``hook_reads_tools``, ``hook_reads_neighbours``, ``prompt_is_local``, ``hooks_outside_turn``,
-``check_is_local``, ``content_text``) are checked for every format by tests/compile against the reference writer,
-which calls every hook every time.
+``check_is_local``, ``content_text``) are checked for every format by tests/compile against
+the reference writer, which calls every hook every time.
 """
 
 from __future__ import annotations

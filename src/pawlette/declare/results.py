@@ -141,9 +141,7 @@ class Results(Concept):
         """A grouped result with no id or gap to place: its turn opens before it when the
         message before is not a result, and ends after it when the one after is not."""
         alone = not (self.writes_ids() or self.item_gap)
-        return (
-            hook == "write_message" and self.grouped and alone and self.inherits(Results, hook)
-        )
+        return hook == "write_message" and self.grouped and alone and self.inherits(Results, hook)
 
     def check_is_local(self) -> bool:
         return self.inherits(Results, "check", "written_id", "_written_by_another")
