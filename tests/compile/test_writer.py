@@ -456,6 +456,46 @@ def test_a_kept_result_after_another_role_renders_as_the_reference() -> None:
         _same(fmt, request)
 
 
+def test_a_grouped_result_is_kept_by_the_roles_around_it() -> None:
+    """Results grouped in one turn (the turn opens before the first, ends after the last): a
+    result met again at the same index is written from its kept segments where the messages
+    around it have the same roles, and as the reference writes it between others."""
+    fmt = pawlette.get_format("chatml")
+    assert "whole_claim_tool" in fmt.write.__globals__["compiled_write"].__globals__
+    question = {"role": "user", "content": "Weather in Lima and Oslo?"}
+    call = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": f"call0000{number}",
+                "type": "function",
+                "function": {"name": "get_weather", "arguments": '{"location": "Lima"}'},
+            }
+            for number in (1, 2)
+        ],
+    }
+    result = {"role": "tool", "tool_call_id": "call00001", "content": "Sunny."}
+    other = {"role": "tool", "tool_call_id": "call00002", "content": "Rain."}
+    answer = {"role": "assistant", "content": "Sunny, then rain."}
+    requests = [
+        {"messages": [question, call, result, other, answer]},
+        {"messages": [question, call, result, answer]},
+        {"messages": [question, call, result]},
+        {"messages": [question, call, other, result, answer]},
+        {"messages": [question, call, other, result]},
+        {"messages": [question, result, result, result]},
+    ]
+    for request in requests * 2:
+        _same(fmt, request)
+    first = fmt.render(requests[0], add_generation_prompt=True)
+    again = fmt.render(requests[0], add_generation_prompt=True)
+    assert again == first
+    written = [n for n, segment in enumerate(first.segments) if segment.message_index == 2]
+    assert written
+    assert all(again.segments[n] is first.segments[n] for n in written)
+
+
 def _counted_checks(local: bool) -> tuple[pawlette.Format, list[str]]:
     """A format of two concepts whose checks record each call and a loss naming what they
     saw (``local``: they say their checks are functions of the request)."""

@@ -181,3 +181,18 @@ def test_a_trim_that_cannot_work_is_refused_with_its_field(
     with pytest.raises(FormatError) as raised:
         _format(**fields)
     assert says in str(raised.value)
+
+
+def test_a_message_met_again_among_others_is_checked_again_unless_found_untrimmed() -> None:
+    """Messages found untrimmed are not trimmed again in a later request; one that loses
+    whitespace records its loss in every request that holds it, among other messages."""
+    fmt = _format()
+    clean = {"role": "user", "content": "Hi"}
+    spaced = {"role": "user", "content": " Hi "}
+    answer = {"role": "assistant", "content": "Ok"}
+    first = fmt.render([clean, answer, spaced])
+    assert first.losses == ("messages[2].content: whitespace at its ends trimmed",)
+    later = fmt.render([clean, answer, spaced, answer, clean])
+    assert later.losses == ("messages[2].content: whitespace at its ends trimmed",)
+    moved = fmt.render([spaced, answer, clean])
+    assert moved.losses == ("messages[0].content: whitespace at its ends trimmed",)

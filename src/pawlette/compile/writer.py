@@ -169,13 +169,15 @@ def _keep_turn(
     start: int,
     *after: Any,
     tools: tuple[Tool, ...] | None = None,
+    around: tuple[str | None, str | None] | None = None,
 ) -> None:
     """Keep the segments a turn wrote (``writer``'s from ``start``) for ``message`` at
     ``index`` after a turn of ``previous``, with the caller text its last segment leaves
     pending (a backslash run the next marker settles: see :class:`Writer`) and ``after``
     (what else the turn's replay restores); given ``tools`` (the turn reads them:
     :meth:`Concept.hook_reads_tools`), for those tools too, when the reader keeps them (never
-    changed) or there are none."""
+    changed) or there are none; given ``around`` (the roles of the messages before and after
+    it: :meth:`Concept.hook_reads_neighbours`), for those roles too."""
     if index < MAX_CACHED_INDEX:
         if tools and not kept_tools(tools):
             return
@@ -184,7 +186,10 @@ def _keep_turn(
         # (keyed by identity: the entry holds the message and the tools, so no other object
         # has their ids)
         segments = tuple(writer._segments[start:])
-        if tools is None:
+        if around is not None:
+            entry = (message, segments, writer._unfinished, *after)
+            whole[index, id(message), previous, around] = entry
+        elif tools is None:
             whole[index, id(message), previous] = (message, segments, writer._unfinished, *after)
         else:
             entry = (message, segments, writer._unfinished, *after, tools)
@@ -198,11 +203,13 @@ def _write_claimed(
     index: int,
     message: Message,
     tools: tuple[Tool, ...] | None,
+    around: tuple[str | None, str | None] | None = None,
 ) -> None:
     """``write_message(out, index)``, a claim whose turn is its message's own
     (:func:`_claim_kept`), keeping what it wrote: its segments, the pending caller text and
     the render's state after it (the previous turn's role, whether it holds content, and the
-    role and message index written in); for ``tools`` too when given (it reads them)."""
+    role and message index written in); for ``tools`` too when given (it reads them), for
+    ``around`` when given (the roles of the messages before and after it, which it reads)."""
     writer = out.writer
     previous = out.previous
     start = len(writer._segments) if writer._unfinished is None else -1
@@ -216,7 +223,9 @@ def _write_claimed(
             writer.role,
             writer.message_index,
         )
-        _keep_turn(whole, message, index, previous, writer, start, state, tools=tools)
+        _keep_turn(
+            whole, message, index, previous, writer, start, state, tools=tools, around=around
+        )
 
 
 def _claim_kept(plan: Any, role: str) -> bool:
@@ -228,7 +237,17 @@ def _claim_kept(plan: Any, role: str) -> bool:
     return (
         concept.hook_is_local("write_message", role)
         or concept.hook_reads_tools("write_message", role)
+        or concept.hook_reads_neighbours("write_message", role)
     ) and all(all(hooks) for hooks in local.values())
+
+
+def _claim_reads_neighbours(plan: Any, role: str) -> bool:
+    """Whether the kept claim of ``role`` (:func:`_claim_kept`) reads the roles of the
+    messages around its own (and is kept by them)."""
+    concept = plan.claims[role].__self__
+    return not concept.hook_is_local("write_message", role) and concept.hook_reads_neighbours(
+        "write_message", role
+    )
 
 
 def _claim_reads_tools(plan: Any, role: str) -> bool:
@@ -388,8 +407,12 @@ def _turn(source: _Source, role: str, hooks: Any, escapes: bool) -> None:
     source.depth += 1
     if whole and declared:
         source.line("start = -1  # (the hooks wrote: nothing kept)")
+    # (Render.message_text's cases inlined: no content, as a turn of calls alone holds, and
+    # one text part)
     source.line("content = message.content")
-    source.line("if content and len(content) == 1 and type(content[0]) is TextPart:")
+    source.line("if not content:")
+    source.line('    text = ""')
+    source.line("elif len(content) == 1 and type(content[0]) is TextPart:")
     source.line("    text = content[0].text")
     source.line("else:")
     source.line("    text = out.message_text(index)")
@@ -594,12 +617,20 @@ _FREQUENT = {"assistant": 0, "user": 1, "tool": 2, "system": 3}
 
 
 def _found_whole(
-    source: _Source, whole: str, escapes: bool, tools: bool, placed: bool = False
+    source: _Source,
+    whole: str,
+    escapes: bool,
+    tools: bool,
+    placed: bool = False,
+    around: bool = False,
 ) -> None:
     """The conversation loop's look for the message's turn in the store named ``whole``
     (with no backslash of caller text pending; ``tools``: kept by the tools too; ``placed``:
-    the test of its place, :func:`_placed`), opening the branch that writes it again."""
+    the test of its place, :func:`_placed`; ``around``: kept by the roles of the messages
+    around it too, in ``around``), opening the branch that writes it again."""
     key = "index, id(message), out.previous" + (", id(tools)" if tools else "")
+    if around:
+        key += ", around"
     unplaced = " or index > out.query" if placed else ""
     source.line(
         f"kept = None if writer._unfinished is not None{unplaced} else {whole}.get(({key}))"
@@ -751,8 +782,14 @@ def _conversation(source: _Source, plan: Any, claimed: dict[str, str]) -> None:
             whole = source.bind(f"whole_claim_{role}", {})
             write_claimed = source.bind("write_claimed", _write_claimed)
             tools = _claim_reads_tools(plan, role)
+            around = not tools and _claim_reads_neighbours(plan, role)
             source.depth += 1
-            _found_whole(source, whole, plan.joined, tools)
+            if around:  # (the roles before and after it, as the claim reads them)
+                source.line(
+                    "around = (messages[index - 1].role if index else None, "
+                    "messages[index + 1].role if index + 1 < len(messages) else None)"
+                )
+            _found_whole(source, whole, plan.joined, tools, around=around)
             source.line(
                 "(out.previous, out.has_content, out.role, out.index, writer.role, "
                 "writer.message_index) = kept[3]"
@@ -761,7 +798,7 @@ def _conversation(source: _Source, plan: Any, claimed: dict[str, str]) -> None:
             source.line("else:")
             source.line(
                 f"    {write_claimed}({claimed[role]}, {whole}, out, index, message, "
-                f"{'tools' if tools else 'None'})"
+                f"{'tools' if tools else 'None'}{', around' if around else ''})"
             )
             source.depth -= 1
         elif role in claimed and (limit := _claim_limit(plan, role)) is not None:

@@ -48,9 +48,9 @@ by name).  The hooks themselves, which only the interpreters call, are documente
 concepts, where ``help()`` looks; they are still the concepts' methods).
 
 The hints a concept gives the compiled writer (``hook_needs``, ``hook_is_local``,
-``hook_reads_tools``, ``prompt_is_local``, ``hooks_outside_turn``, ``check_is_local``,
-``content_text``) are checked for every format by tests/compile against the reference writer,
-which calls every hook every time.
+``hook_reads_tools``, ``hook_reads_neighbours``, ``prompt_is_local``, ``hooks_outside_turn``,
+``check_is_local``, ``content_text``) are checked for every format by tests/compile against
+the reference writer, which calls every hook every time.
 """
 
 from __future__ import annotations
@@ -235,6 +235,16 @@ class Concept(metaclass=ConceptType):
         met again: values never changed) or there are none, and writes it again in one step
         for a request of the same message at that place and the same tools.  False (the
         default)."""
+        del hook, role
+        return False
+
+    def hook_reads_neighbours(self, hook: str, role: str) -> bool:
+        """Whether ``"write_message"`` (for a role in :attr:`claims`) is local
+        (:meth:`hook_is_local`) but that it reads the roles of the messages just before and
+        just after its own too (a result grouped with its neighbours in one turn).  The
+        compiled writer then keeps the turn by its message and those two roles, and writes it
+        again in one step where the message comes back between messages of the same roles.
+        False (the default)."""
         del hook, role
         return False
 

@@ -21,6 +21,7 @@ from .pieces import Fence
 from .readers import lead_dropped, space_dropped
 
 if TYPE_CHECKING:
+    from ..types import Message
     from .jinja import Template
     from .layout import Layout
     from .table import Table
@@ -133,6 +134,10 @@ def trim_of_loss(what: str) -> tuple[Side, str | None] | None:
     return _SIDES[where], characters
 
 
+_UNTRIMMED_KEPT = 4096
+"""Messages a :class:`Trimmed` keeps as found untrimmed at most (then it starts over)."""
+
+
 @dataclass(frozen=True)
 class Trimmed(Concept):
     """Message text is written trimmed, in the ``roles`` given (``roles``): what templates
@@ -236,19 +241,36 @@ class Trimmed(Concept):
     def check_is_local(self) -> bool:
         return self.inherits(Trimmed, "check", "trims")
 
+    @cached_property
+    def _untrimmed(self) -> dict[int, Message]:
+        """Messages whose text this concept's trim leaves as it is, by identity (a message is
+        immutable, and the reader hands back the same one for an equal message it read
+        before): a conversation's earlier messages are not trimmed again in its next
+        request."""
+        return {}
+
     def check(self, out: Render) -> None:
         by_role = type(self).trims is Trimmed.trims  # (its test, without a call per message)
         roles = self.roles
         trim, lost = self.trim_text, self.trimmed_loss
+        untrimmed = self._untrimmed if by_role else None
         for index, message in enumerate(out.messages):
+            if untrimmed is not None and untrimmed.get(id(message)) is message:
+                continue
             if (message.role in roles) if by_role else self.trims(out, index):
-                content = message.content  # (message_text's common case, without its call)
-                if content and len(content) == 1 and type(content[0]) is TextPart:
+                content = message.content  # (message_text's common cases, without its call)
+                if not content:
+                    continue  # (no text: nothing trimmed, as a turn of calls alone holds)
+                if len(content) == 1 and type(content[0]) is TextPart:
                     text = content[0].text
                 else:
                     text = out.message_text(index)
                 if text != trim(text):
                     out.lose(f"messages[{index}].content", lost)
+                elif untrimmed is not None:
+                    if len(untrimmed) >= _UNTRIMMED_KEPT:
+                        untrimmed.clear()
+                    untrimmed[id(message)] = message
 
     def write_content(self, out: Render, index: int) -> bool:
         roles = self.roles

@@ -337,7 +337,11 @@ class Reasoning(Concept):
             if self.keep == "after_last_query" and type(self).written is Reasoning.written
             else -1
         )
-        for index, message in enumerate(out.messages):
+        messages = out.messages
+        # (no message holds reasoning: the answers up to that bound are not looked at)
+        start = unwritten + 1 if "reasoning" not in out.present and unwritten > 0 else 0
+        for index in range(start, len(messages)):
+            message = messages[index]
             if message.role != "assistant" or (index <= unwritten and not message.reasoning):
                 continue
             if message.reasoning and not self.written(out, index):

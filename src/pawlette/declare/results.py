@@ -145,6 +145,12 @@ class Results(Concept):
         alone = not (self.grouped or self.writes_ids() or self.item_gap)
         return hook == "write_message" and alone and self.inherits(Results, "write_message")
 
+    def hook_reads_neighbours(self, hook: str, role: str) -> bool:
+        """A grouped result with no id or gap to place: its turn opens before it when the
+        message before is not a result, and ends after it when the one after is not."""
+        alone = not (self.writes_ids() or self.item_gap)
+        return hook == "write_message" and self.grouped and alone and self.inherits(Results, hook)
+
     def check_is_local(self) -> bool:
         return self.inherits(Results, "check", "written_id", "_written_by_another")
 

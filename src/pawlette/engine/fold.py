@@ -299,15 +299,18 @@ def positional_answers(messages: Iterable[Message]) -> Iterator[tuple[int, int, 
     fewer calls).  Formats that write no call ids pair results with calls so; the one place
     the pairing is worked out (:func:`pair_results` reads it, and so does a render that
     records the loss of a result given out of its calls' order)."""
-    calls: list[str] = []
+    # (every render of a format without call ids walks this: the calls themselves are kept,
+    # not a list of their ids, and a message's role is read once)
+    calls: tuple[ToolCall, ...] = ()
     answered = 0
     for index, message in enumerate(messages):
-        if message.role == "assistant" and message.tool_calls:
-            calls = [call.id for call in message.tool_calls]
-            answered = 0
-        elif message.role == "tool":
-            yield index, answered, calls[answered] if answered < len(calls) else None
+        role = message.role
+        if role == "tool":
+            yield index, answered, calls[answered].id if answered < len(calls) else None
             answered += 1
+        elif role == "assistant" and message.tool_calls:
+            calls = message.tool_calls
+            answered = 0
 
 
 def pair_results(messages: list[Message]) -> list[Message]:
