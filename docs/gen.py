@@ -240,7 +240,7 @@ def _subcommands(parser: argparse.ArgumentParser, prefix: str) -> Iterator[tuple
                 yield from _subcommands(sub, f"{prefix} {name}")
 
 
-def _option_row(action: argparse.Action) -> str | None:
+def _option_row(action: argparse.Action, command: str) -> str | None:
     if isinstance(action, (argparse._HelpAction, argparse._SubParsersAction)):
         return None
     if action.option_strings:
@@ -250,7 +250,8 @@ def _option_row(action: argparse.Action) -> str | None:
             flags += f" {metavar if isinstance(metavar, str) else ' '.join(metavar)}"
     else:
         flags = str(action.metavar or action.dest)
-    text = (action.help or "").replace("%(default)s", str(action.default))
+    # As argparse prints it: %(default)s and the like filled in, %% read as %.
+    text = (action.help or "") % {**vars(action), "prog": command}
     if action.choices and not isinstance(action.choices, dict):
         text += f" (one of {', '.join(str(choice) for choice in action.choices)})"
     if action.required and action.option_strings:
@@ -272,7 +273,7 @@ def cli_page() -> str:
         "",
     ]
     for command, (parser, summary) in _subcommands(build_parser(), "pawlette"):
-        rows = [row for row in map(_option_row, parser._actions) if row]
+        rows = [row for action in parser._actions if (row := _option_row(action, command))]
         has_subcommands = any(
             isinstance(action, argparse._SubParsersAction) for action in parser._actions
         )

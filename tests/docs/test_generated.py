@@ -76,6 +76,21 @@ def test_the_command_line_reference_names_every_command() -> None:
         assert f"## `pawlette {command}`" in page
 
 
+def test_every_argument_of_the_command_line_reference_says_what_it_means() -> None:
+    """A row of the reference is the argument's help as ``--help`` prints it: never empty or
+    only its default, never argparse's own escapes, never a pointer to a section that is not
+    there."""
+    page = gen.site_pages()["reference/cli.md"]
+    rows = re.findall(r"^\| `([^`]+)` \| (.*) \|$", page, flags=re.MULTILINE)
+    assert len(rows) > 50
+    for argument, meaning in rows:
+        said = re.sub(r"\((?:required|default: [^)]*|one of [^)]*)\)", "", meaning).strip()
+        assert said, f"pawlette's {argument}: no help, only {meaning!r}"
+        assert "%" not in meaning.replace("5%", ""), f"{argument}: {meaning!r}"
+        assert "README" not in meaning, f"{argument}: {meaning!r}"
+    assert "a share (5%)" in page  # --max-rejected's 5%%, as --help prints it
+
+
 def test_every_benchmark_page_is_listed(built: tuple[Any, Files]) -> None:
     config, _ = built
     navigation = _navigation_paths(config["nav"])
