@@ -471,7 +471,7 @@ def run_config(config: ServeConfig) -> int:
     except ImportError as error:
         sys.stderr.write(
             f"pawlette serve: needs the serve extra ({error.name or error}); "
-            "pip install 'pawlette[serve]'\n"
+            "pip install -e '.[serve]' in pawlette's repository\n"
         )
         return 2
     try:

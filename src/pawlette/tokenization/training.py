@@ -249,7 +249,7 @@ def _module(name: str) -> Any:
     except ImportError as error:  # pragma: no cover - depends on the installation
         raise PawletteError(
             f"pawlette tokenize: cannot import {name} ({error}); expected the tokenize extra."
-            " Install with `pip install 'pawlette[tokenize]'`"
+            " Install with `pip install -e '.[tokenize]'` in pawlette's repository"
         ) from error
 
 
