@@ -20,6 +20,7 @@ import copy
 import dataclasses
 import html
 import inspect
+import json
 import re
 import sys
 from collections.abc import Callable, Iterator
@@ -44,6 +45,12 @@ def cell(text: str) -> str:
     """Plain text for a Markdown table cell: ``<`` and ``&`` as entities (markers such as
     ``<think>`` are not HTML), pipes escaped."""
     return html.escape(text, quote=False).replace("|", "\\|")
+
+
+def marker_code(marker: str) -> str:
+    """A marker as inline code; one holding a newline or other unprintable character as a
+    JSON string (``"\\n<SPECIAL_12>"``), which a code span or a table row could not hold."""
+    return f"`{marker}`" if marker.isprintable() else f"`{json.dumps(marker, ensure_ascii=False)}`"
 
 
 # ------------------------------------------------------------------ format pages
@@ -164,7 +171,7 @@ def format_page(name: str) -> str:
     facts = [
         f"- **Get it**: `pawlette.get_format({name!r})`, `-f {name}` on the command line.",
         "- **Stop markers** (what an engine must stop on): "
-        + ", ".join(f"`{marker}`" for marker in fmt.stop),
+        + ", ".join(map(marker_code, fmt.stop)),
         f"- **Markers** written as control tokens: {len(fmt.special_markers)}"
         + (
             "; spelt in text they are escaped with a backslash."
@@ -223,7 +230,7 @@ def formats_index() -> str:
     ]
     for name in pawlette.formats():
         fmt = pawlette.get_format(name)
-        stops = ", ".join(f"`{marker}`" for marker in fmt.stop)
+        stops = ", ".join(map(marker_code, fmt.stop))
         lines.append(f"| [{name}]({name}.md) | {cell(fmt.summary)} | {stops} |")
     return "\n".join([*lines, ""])
 
@@ -240,7 +247,7 @@ def _subcommands(parser: argparse.ArgumentParser, prefix: str) -> Iterator[tuple
                 yield from _subcommands(sub, f"{prefix} {name}")
 
 
-def _option_row(action: argparse.Action) -> str | None:
+def _option_row(action: argparse.Action, command: str) -> str | None:
     if isinstance(action, (argparse._HelpAction, argparse._SubParsersAction)):
         return None
     if action.option_strings:
@@ -250,7 +257,8 @@ def _option_row(action: argparse.Action) -> str | None:
             flags += f" {metavar if isinstance(metavar, str) else ' '.join(metavar)}"
     else:
         flags = str(action.metavar or action.dest)
-    text = (action.help or "").replace("%(default)s", str(action.default))
+    # As argparse prints it: %(default)s and the like filled in, %% read as %.
+    text = (action.help or "") % {**vars(action), "prog": command}
     if action.choices and not isinstance(action.choices, dict):
         text += f" (one of {', '.join(str(choice) for choice in action.choices)})"
     if action.required and action.option_strings:
@@ -272,7 +280,7 @@ def cli_page() -> str:
         "",
     ]
     for command, (parser, summary) in _subcommands(build_parser(), "pawlette"):
-        rows = [row for row in map(_option_row, parser._actions) if row]
+        rows = [row for action in parser._actions if (row := _option_row(action, command))]
         has_subcommands = any(
             isinstance(action, argparse._SubParsersAction) for action in parser._actions
         )

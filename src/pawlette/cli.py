@@ -429,6 +429,12 @@ def _auto_format(arguments: argparse.Namespace) -> str:
     return argument
 
 
+FORMAT_HELP = (
+    "the format: a name (pawlette formats lists them), NAME:VARIANT, a model directory's path "
+    "or a Python file that sets FORMAT"
+)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pawlette", description="Render, parse, serve and export LLM chat formats."
@@ -436,22 +442,31 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     demo = commands.add_parser("demo", help="show what pawlette does (no network, no model)")
-    demo.add_argument("--colour", choices=("auto", "always", "never"), default="auto")
+    demo.add_argument(
+        "--colour",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="highlight the markers in colour (auto: when printing to a terminal)",
+    )
     demo.set_defaults(handler=command_demo)
 
     listing = commands.add_parser("formats", help="list the registered formats")
     listing.set_defaults(handler=command_formats)
 
     render = commands.add_parser("render", help="render a request or message list")
-    render.add_argument("-f", "--format", required=True)
+    render.add_argument("-f", "--format", required=True, help=FORMAT_HELP)
     _add_option_argument(render)
     render.add_argument("file", nargs="?", default="-", help="JSON file, or - for stdin")
-    render.add_argument("--generation-prompt", action="store_true")
+    render.add_argument(
+        "--generation-prompt",
+        action="store_true",
+        help="end with the assistant's opening, where the model starts writing",
+    )
     render.add_argument("--json", action="store_true", help="print the segments and flags")
     render.set_defaults(handler=command_render)
 
     parse = commands.add_parser("parse", help="parse a completion or a rendered conversation")
-    parse.add_argument("-f", "--format", required=True)
+    parse.add_argument("-f", "--format", required=True, help=FORMAT_HELP)
     _add_option_argument(parse)
     parse.add_argument("file", nargs="?", default="-", help="text file, or - for stdin")
     mode = parse.add_mutually_exclusive_group()
@@ -470,7 +485,7 @@ def build_parser() -> argparse.ArgumentParser:
     table = commands.add_parser(
         "table", help="print a format's parse machine: its states, readers and rows"
     )
-    table.add_argument("-f", "--format", required=True)
+    table.add_argument("-f", "--format", required=True, help=FORMAT_HELP)
     _add_option_argument(table)
     table.set_defaults(handler=command_table)
 
@@ -573,7 +588,7 @@ def build_parser() -> argparse.ArgumentParser:
     export = commands.add_parser("export", help="chat templates and grammars for other tools")
     exports = export.add_subparsers(dest="what", required=True, metavar="WHAT")
     jinja = exports.add_parser("jinja", help="a Hugging Face chat_template")
-    jinja.add_argument("-f", "--format", required=True)
+    jinja.add_argument("-f", "--format", required=True, help=FORMAT_HELP)
     _add_option_argument(jinja)
     jinja.add_argument(
         "--frozen",
@@ -583,14 +598,24 @@ def build_parser() -> argparse.ArgumentParser:
     )
     jinja.set_defaults(handler=command_export_jinja)
     grammar = exports.add_parser("grammar", help="a constrained-decoding grammar for one turn")
-    grammar.add_argument("-f", "--format", required=True)
+    grammar.add_argument("-f", "--format", required=True, help=FORMAT_HELP)
     _add_option_argument(grammar)
     grammar.add_argument("--tools", help="JSON file of OpenAI tools (or a request), - for stdin")
     grammar.add_argument(
         "--tool-choice", default="auto", help="auto, none, required, or a function name"
     )
-    grammar.add_argument("--parallel", action=argparse.BooleanOptionalAction, default=True)
-    grammar.add_argument("--syntax", choices=("lark", "gbnf"), default="lark")
+    grammar.add_argument(
+        "--parallel",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="allow several calls in the turn (OpenAI's parallel_tool_calls)",
+    )
+    grammar.add_argument(
+        "--syntax",
+        choices=("lark", "gbnf"),
+        default="lark",
+        help="the grammar's syntax: llguidance's Lark or llama.cpp's GBNF",
+    )
     grammar.add_argument(
         "--bundle", action="store_true", help="print JSON with stops, trigger and forced prefixes"
     )

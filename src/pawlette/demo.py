@@ -142,10 +142,11 @@ def run(out: TextIO, *, colour: bool) -> int:
     style = _Style(colour)
     out.write(style.heading("pawlette demo") + "\n\n")
     out.write(
-        "One conversation in OpenAI chat JSON (seed 001's weather example), rendered into every\n"
-        "registered format. Markers (control tokens) are highlighted"
-        + (" in colour" if colour else "")
-        + ".\n\n"
+        "One conversation in OpenAI chat JSON (a user asks for the weather; the assistant\n"
+        "reasons, calls get_weather, reads the result and answers), rendered into every\n"
+        "registered format."
+        + ("\nMarkers (control tokens) are highlighted in colour." if colour else "")
+        + "\n\n"
     )
     out.write(style.dim(json.dumps(WEATHER, ensure_ascii=False)[:300] + " ...") + "\n\n")
     for name in formats():

@@ -63,17 +63,47 @@ def test_a_format_page_holds_its_declaration_docstring_and_its_table() -> None:
         assert page.splitlines()[2] == f"# {name}"
         assert f"pawlette table -f {name}" in page
         assert table_text(fmt).rstrip("\n") in page  # what pawlette table -f NAME prints
-        assert "".join(f"`{marker}`" for marker in fmt.stop[:1]) in page
+        assert (
+            "- **Stop markers** (what an engine must stop on): "
+            + ", ".join(map(gen.marker_code, fmt.stop))
+            in page.splitlines()
+        )
         module = gen.declaring_module(fmt)
         if module is not None and module.__doc__:
             first = gen.docstring_markdown(module.__doc__).splitlines()[0]
             assert f"## The format\n\n{first}" in page, name
 
 
+def test_a_stop_marker_holding_a_newline_is_shown_as_a_json_string() -> None:
+    """A newline inside a code span would end a table row, or be read as a space."""
+    assert gen.marker_code("<|im_end|>") == "`<|im_end|>`"
+    assert gen.marker_code("\n<SPECIAL_12>") == '`"\\n<SPECIAL_12>"`'
+    index = gen.formats_index()
+    rows = [line for line in index.splitlines() if line.startswith("| [")]
+    assert len(rows) == len(pawlette.formats())
+    assert all(line.endswith(" |") for line in rows)
+    assert '| `"\\n\\n"`, `<s>` |' in index  # rwkv's stops: a blank line, or <s>
+
+
 def test_the_command_line_reference_names_every_command() -> None:
     page = gen.site_pages()["reference/cli.md"]
     for command in ("render", "parse", "serve", "detect", "table", "tokenize", "formats"):
         assert f"## `pawlette {command}`" in page
+
+
+def test_every_argument_of_the_command_line_reference_says_what_it_means() -> None:
+    """A row of the reference is the argument's help as ``--help`` prints it: never empty or
+    only its default, never argparse's own escapes, never a pointer to a section that is not
+    there."""
+    page = gen.site_pages()["reference/cli.md"]
+    rows = re.findall(r"^\| `([^`]+)` \| (.*) \|$", page, flags=re.MULTILINE)
+    assert len(rows) > 50
+    for argument, meaning in rows:
+        said = re.sub(r"\((?:required|default: [^)]*|one of [^)]*)\)", "", meaning).strip()
+        assert said, f"pawlette's {argument}: no help, only {meaning!r}"
+        assert "%" not in meaning.replace("5%", ""), f"{argument}: {meaning!r}"
+        assert "README" not in meaning, f"{argument}: {meaning!r}"
+    assert "a share (5%)" in page  # --max-rejected's 5%%, as --help prints it
 
 
 def test_every_benchmark_page_is_listed(built: tuple[Any, Files]) -> None:

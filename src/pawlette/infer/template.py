@@ -128,7 +128,8 @@ def _jinja() -> Any:
         import jinja2
     except ImportError as error:  # pragma: no cover - the extra is installed in the tests
         raise PawletteError(
-            "reading a chat template needs jinja2: pip install 'pawlette[transformers]'"
+            "reading a chat template needs jinja2: pip install -e '.[transformers]' in pawlette's"
+            " repository"
         ) from error
     return jinja2
 

@@ -49,7 +49,7 @@ class ServeConfig:
     log_level: str = "info"
     stream_arguments: bool = False
     """Stream call arguments as the model writes them, not once each call is known valid
-    (README, "Contracts": a malformed call may then reach the client partly)."""
+    (the docs' output contracts: a malformed call may then reach the client partly)."""
     strict_schemas: bool = True
     """Grammars refuse object properties a tool's schema does not declare unless the schema
     allows them (``additionalProperties``), as OpenAI's strict function calling does; False
@@ -243,7 +243,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--stream-arguments",
         action="store_true",
         help="stream tool-call arguments as they are generated (default: send each call once "
-        "it is known valid; see the README's Contracts)",
+        "it is known valid; see the docs' output contracts)",
     )
     engine.add_argument(
         "--refuse-losses",
@@ -258,7 +258,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     client.add_argument(
         "--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)"
     )
-    client.add_argument("--port", type=int, default=8000, help="(default: 8000)")
+    client.add_argument("--port", type=int, default=8000, help="port to listen on (default: 8000)")
     client.add_argument(
         "--api-key",
         default=os.environ.get("PAWLETTE_API_KEY"),
@@ -332,7 +332,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "reconnect and spread over --workers (default: 100)",
     )
     server = parser.add_argument_group("the server")
-    server.add_argument("--log-level", default="info", choices=["debug", "info", "warning"])
+    server.add_argument(
+        "--log-level",
+        default="info",
+        choices=["debug", "info", "warning"],
+        help="how much the log says (info: a line per request and each render's losses)",
+    )
     server.add_argument(
         "--workers",
         type=int,
@@ -466,7 +471,7 @@ def run_config(config: ServeConfig) -> int:
     except ImportError as error:
         sys.stderr.write(
             f"pawlette serve: needs the serve extra ({error.name or error}); "
-            "pip install 'pawlette[serve]'\n"
+            "pip install -e '.[serve]' in pawlette's repository\n"
         )
         return 2
     try:

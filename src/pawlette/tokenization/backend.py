@@ -88,7 +88,7 @@ def _import_tokenizers() -> Any:
     except ImportError as error:  # pragma: no cover - depends on the installation
         raise PawletteError(
             "tokenizer: the 'tokenizers' package is not installed; expected it. "
-            "Install with `pip install 'pawlette[tokenize]'`"
+            "Install with `pip install -e '.[tokenize]'` in pawlette's repository"
         ) from error
     return tokenizers
 

@@ -80,7 +80,7 @@ def _module(name: str, extra: str = "tokenize") -> Any:
     except ImportError as error:  # pragma: no cover - depends on the installation
         raise PawletteError(
             f"cannot import {name} ({error}); expected the {extra} extra."
-            f" Install with `pip install 'pawlette[{extra}]'`"
+            f" Install with `pip install -e '.[{extra}]'` in pawlette's repository"
         ) from error
 
 

@@ -275,11 +275,20 @@ def add_inspect_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--row", type=int, default=0, help="the Parquet row (0-based)")
     parser.add_argument("--mask", default=None, help="the mask policy (as tokenize's --mask)")
     parser.add_argument("--drop", default=None, help="features to drop (as tokenize's --drop)")
-    parser.add_argument("--messages-field", default=None)
-    parser.add_argument("--sharegpt", action="store_true")
+    parser.add_argument(
+        "--messages-field", default=None, help="the key of the messages list (as tokenize's)"
+    )
+    parser.add_argument(
+        "--sharegpt", action="store_true", help="a ShareGPT record (as tokenize's --sharegpt)"
+    )
     parser.add_argument("--provenance", action="store_true", help="a table, one token a line")
     parser.add_argument("--html", metavar="FILE", help="write the view as an HTML page")
-    parser.add_argument("--colour", choices=("auto", "always", "never"), default="auto")
+    parser.add_argument(
+        "--colour",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="colour the learned tokens (auto: on a terminal; else they print between ⟦ and ⟧)",
+    )
     parser.set_defaults(handler=command_inspect)
 
 

@@ -249,7 +249,7 @@ def _module(name: str) -> Any:
     except ImportError as error:  # pragma: no cover - depends on the installation
         raise PawletteError(
             f"pawlette tokenize: cannot import {name} ({error}); expected the tokenize extra."
-            " Install with `pip install 'pawlette[tokenize]'`"
+            " Install with `pip install -e '.[tokenize]'` in pawlette's repository"
         ) from error
 
 
@@ -837,7 +837,13 @@ def _progress(records: RecordSource, enabled: bool) -> Any:
 
 def add_tokenize_arguments(parser: argparse.ArgumentParser) -> None:
     """The arguments of ``pawlette tokenize`` (call :func:`command_tokenize` with them)."""
-    parser.add_argument("-f", "--format", required=True)
+    parser.add_argument(
+        "-f",
+        "--format",
+        required=True,
+        help="the format: a name (pawlette formats lists them), NAME:VARIANT, a model "
+        "directory's path, a Python file that sets FORMAT, or auto (detected from --tokenizer)",
+    )
     parser.add_argument(
         "--tokenizer", required=True, help="tokenizer.json, or a directory holding one"
     )
@@ -962,7 +968,9 @@ def add_tokenizer_arguments(parser: argparse.ArgumentParser) -> None:
     prepare = commands.add_parser(
         "prepare", help="add a format's markers as special tokens; write a transformers directory"
     )
-    prepare.add_argument("-f", "--format", required=True)
+    prepare.add_argument(
+        "-f", "--format", required=True, help="the format whose markers become special tokens"
+    )
     prepare.add_argument("--base", required=True, help="the base tokenizer.json (or directory)")
     prepare.add_argument("-o", "--output", required=True, help="the directory to write")
     prepare.set_defaults(handler=command_tokenizer_prepare)
