@@ -239,8 +239,10 @@ def render_page(
         "- **family** and **variant**: the declared format (and its named option set) whose"
         " renders equal the template's on `pawlette detect`'s probe conversations; its page"
         " says how it writes a conversation;",
-        f"- **renders identical**: of {conversations} generated conversations of every kind"
-        " (with and without a generation prompt), how many the family renders byte for byte"
+        f"- **renders identical**: of the renders of {conversations} generated conversations of"
+        " every kind (one ending on a user or tool message rendered with and without the"
+        " generation prompt, one ending on an answer without it: more renders than"
+        " conversations), how many the family renders byte for byte"
         " as transformers renders the template (a conversation both refuse counts as"
         " identical); the rest, by why, and beside the fraction the conversations only the"
         " template refuses (no render to compare with);",
