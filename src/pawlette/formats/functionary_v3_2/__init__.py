@@ -67,9 +67,9 @@ Decisions (reference: ``meetkai-functionary-medium-v3.2.jinja`` in llama.cpp's
 - Names and ``reasoning_content`` are not written (recorded losses).
 
 The segments are plain text (``>>>`` is no special token), so the layout sets
-``markers_in_text``: output read from token ids is read as the text they decode to.  The
-exported Lark grammar does not accept text followed by a call (llguidance's greedy lexer
-takes the opener's first characters into the text); the GBNF grammar does.
+``markers_in_text``: output read from token ids is read as the text they decode to.  Both
+exported grammars accept text followed by a call (the Lark one ends the text where the
+opener starts).
 
 Remaining differences from the template: arguments given as text are written as the JSON of
 their value (the template writes the caller's text as it is; the same text for
