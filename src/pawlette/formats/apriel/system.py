@@ -27,3 +27,8 @@ class SystemAnywhere(SystemPrompt):
 
     def _jinja_wanted(self, out: Template, *, own: bool = True) -> str:
         return f"has_tools or not {JINJA_HAS_SYSTEM}"
+
+    def empty_turn_read_as_none(self, out: Render) -> bool:
+        # (with tools an empty system turn holds the tools listing after the default text,
+        # which a turn without a message writes first: reading tells the two apart)
+        return not out.tools and super().empty_turn_read_as_none(out)

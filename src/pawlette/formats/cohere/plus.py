@@ -219,6 +219,15 @@ class PlusCallSet(CallListSet):
 
 
 @dataclass(frozen=True)
+class PlusSystem(SystemPrompt):
+    """The system turn: without tools, a turn without a message holds the default text and an
+    empty message's turn holds none, so reading tells the two apart (no loss)."""
+
+    def empty_read_as_none(self, out: Render) -> bool:
+        return bool(out.tools) and super().empty_read_as_none(out)
+
+
+@dataclass(frozen=True)
 class LaterSystemTrimmed(Trimmed):
     """Trimmed text in user and assistant turns and in system turns after the first (the
     first system message's text is written as given)."""
@@ -294,7 +303,7 @@ def plus_layout(options: CohereOptions, variants: dict[str, Any], variables: Any
             "tool": Frame(open=fence(START, SYSTEM, RESULTS_OPEN), end=fence(RESULTS_CLOSE, END)),
         },
         concepts=(
-            SystemPrompt(always=True, default=PLUS_DEFAULT, preamble=fence(PLUS_PREAMBLE)),
+            PlusSystem(always=True, default=PLUS_DEFAULT, preamble=fence(PLUS_PREAMBLE)),
             PlusTools(place="system", always=True, open=fence(PLUS_TOOLS)),
             LaterSystemTrimmed(roles=("system", "user", "assistant")),
             Ignored(("name", "reasoning")),
