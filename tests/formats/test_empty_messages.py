@@ -1,7 +1,9 @@
 """Empty messages over every registered format (its variants too): a system, user or
 assistant message with empty text, rendered and read back as a whole conversation, comes
 back as it was, or the rendering declares a loss at its path.  (A format that refuses such a
-message says so by an error: nothing is then dropped.)"""
+message says so by an error: nothing is then dropped.)  A system message with text is held
+to the same: a format that writes it into another message's turn (Gemma 3, Mistral Nemo)
+reads it back as part of that message, and declares the loss of its role."""
 
 from __future__ import annotations
 
@@ -45,6 +47,11 @@ CONVERSATIONS: dict[str, tuple[list[dict[str, Any]], int]] = {
     "last user": ([_user("Hi"), _answer("Hello"), _user("")], 2),
     "answer": ([_user("Hi"), _answer(""), _user("Again")], 1),
     "last answer": ([_user("Hi"), _answer("")], 1),
+    "system text": ([_system("Be brief."), _user("Hi")], 0),
+    "system text, later question": (
+        [_system("Be brief."), _user("Hi"), _answer("Hello"), _user("More")],
+        0,
+    ),
 }
 NAMES = _names()
 

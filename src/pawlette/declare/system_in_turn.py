@@ -35,7 +35,8 @@ class SystemInTurn(Concept):
 
     A conversation with no such message has no place for the text: it is not written (a
     recorded loss).  A system message after the first is refused.  Reading a conversation
-    gives the text back as the start of the host's (nothing marks where it ends).
+    gives the text back as the start of the host's (nothing marks where it ends): the system
+    role is a recorded loss.
     """
 
     host: Host = "next"
@@ -73,6 +74,13 @@ class SystemInTurn(Concept):
                 "messages[0]",
                 f"a system message with empty text, read back as none (messages[{host}]'s text "
                 "then starts with the joiner written after it)",
+            )
+        else:
+            # (the text is written, the role is not: nothing marks where the text ends)
+            out.lose(
+                "messages[0].role",
+                f"written at the start of messages[{host}]'s user turn, read back as the start "
+                "of that message",
             )
 
     def write_message(self, out: Render, index: int) -> None:

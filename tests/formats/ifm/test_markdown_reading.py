@@ -11,7 +11,7 @@ import random
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import pawlette
@@ -141,6 +141,10 @@ def test_parameters_under_returns_and_nested_ones_are_not_read() -> None:
         (["a", None], False),
         (["a", ["b"]], False),
         (["a", ""], False),
+        (["", "a"], False),
+        ([None, "", "x"], False),
+        (["a`b", "c"], False),  # a value holding a backquote: the list is not told apart
+        (["a", "b`, `1"], False),
     ],
 )
 def test_an_enum_without_a_type_is_a_string_when_every_value_is_text(
@@ -186,6 +190,8 @@ _SCHEMAS = st.recursive(
     properties=st.dictionaries(st.sampled_from(["a", "b", "c_d", "Ä"]), _SCHEMAS, max_size=4),
     description=st.one_of(st.none(), _TEXTS),
 )
+@example(properties={"a": {"enum": [None, "", "x"]}}, description=None)  # ("" between values)
+@example(properties={"a": {"enum": [None, "", "- `a` *(string)*"]}}, description=None)
 def test_a_parameter_read_as_a_string_is_one_its_schema_reads_so(
     properties: dict[str, Any], description: str | None
 ) -> None:

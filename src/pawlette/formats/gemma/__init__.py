@@ -35,7 +35,7 @@ models' ``tokenizer_config.json`` gives it) is Gemma 2's shape with a system pro
   and writes one where an answer belongs as a ``system`` turn, which no Gemma model is
   trained on.
 - Parsing a conversation reads the system text back as the start of the first user
-  message (nothing marks where it ends).
+  message (nothing marks where it ends): the system role is a recorded loss.
 - The template writes ``<start_of_image>`` for an image part; pawlette refuses images in
   this format.
 

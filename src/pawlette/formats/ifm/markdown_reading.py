@@ -6,7 +6,8 @@ The Markdown is not the JSON schema it was written from, and the tools are not g
 (a recorded loss); but each parameter's line names its type.  A parameter is read as a
 string where its line says ``string`` (``- `code` *(string, required)*``), or says ``any``
 with allowed values that are all text (an ``enum`` of strings without a ``type``, which the
-schema's own reading takes as a string too).  Every other parameter is read as before: JSON
+schema's own reading takes as a string too; not when one of them is empty or holds a
+backquote, since the list is then not told apart from one holding other values).  Every other parameter is read as before: JSON
 where its text is JSON, else the text.  Only the parameters at the top of a tool's
 ``**Parameters**`` count (a call's arguments are those; deeper values are JSON).
 
@@ -32,6 +33,11 @@ _PARAMETER = re.compile(r"- `(?P<name>.*?)` \*\((?P<type>.*?)(?:, required)?\)\*
 """An unindented parameter line: its name, its type (as :func:`.markdown.type_text` names it),
 whether required, its description."""
 _ALLOWED = "  - Allowed values: "
+_VALUES = re.compile(r'(?:`[^`]*`|"")(?:, (?:`[^`]*`|""))*')
+"""A list of allowed values none of which holds a backquote: each in backquotes, or ``""``
+(the empty text, as the Markdown writes it)."""
+_VALUE = re.compile(r'`([^`]*)`|""')
+"""One value of such a list (the empty text: an empty match)."""
 _NOT_TEXT = re.compile(r"-?\d|True$|False$|None$|\[|\{")
 """How an allowed value that is no text starts as the Markdown writes it (a Python literal);
 text is written as it is, so text that starts so is not told from such a value."""
@@ -101,11 +107,11 @@ def _text_values(following: list[str]) -> bool:
     for line in following:
         if line.startswith(_ALLOWED):
             values = line[len(_ALLOWED) :]
-            if not (values.startswith("`") and values.endswith("`")):
+            # (a value holding a backquote makes the list ambiguous, and the empty text is
+            # not told from an empty value: neither is read as text)
+            if not _VALUES.fullmatch(values):
                 return False
-            return not any(
-                _NOT_TEXT.match(value) or value == "" for value in values[1:-1].split("`, `")
-            )
+            return all(value and not _NOT_TEXT.match(value) for value in _VALUE.findall(values))
         if not line.startswith("  ") or line.startswith("  - "):
             return False
     return False
