@@ -1,4 +1,5 @@
-"""The per-record function on other engines: 🤗 datasets ``map`` and Ray Data ``map_batches``.
+"""The per-record function on other engines: Hugging Face datasets ``map`` and Ray Data
+``map_batches``.
 
 The same :class:`~pawlette.tokenization.RecordTokenizer` that ``pawlette tokenize`` runs, on a
 synthetic set of chat records (the conversations of ``bench/tokenize.py``: seven messages
@@ -105,7 +106,7 @@ if __name__ == "__main__":
         measure="tokenize-scale",
         title="Tokenizing on datasets and Ray",
         what=(
-            "The per-record function `pawlette tokenize` runs (`RecordTokenizer`), on 🤗 "
+            "The per-record function `pawlette tokenize` runs (`RecordTokenizer`), on Hugging Face "
             "datasets' `map(num_proc=2)` and on Ray Data's `map_batches` (local, two CPUs, "
             "output written as Parquet), timed from the records in memory to the rows "
             "materialised."

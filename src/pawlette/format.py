@@ -446,7 +446,10 @@ class Format:
         """Parse a whole rendered conversation back into ``messages`` and ``tools``.
 
         Calls the text writes without an id are numbered ``call_0``, ``call_1``, ... in order
-        (so the same text always gives the same JSON), unless ``id_factory`` says otherwise.
+        (so the same text always gives the same JSON), unless ``id_factory`` says otherwise; a
+        format whose render takes ids of one shape only (Mistral's nine letters and digits)
+        gets ids of that shape drawn from those numbers, also for a written id of another
+        shape, and a result that names such an id answers its call under the new one.
         A text that ends with a generation prompt gives the messages before it and says so
         (:attr:`ParsedConversation.add_generation_prompt`); one that ends inside an assistant
         turn (a prefill) gives that turn as far as it goes and says it is unfinished

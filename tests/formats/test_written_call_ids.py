@@ -1,7 +1,8 @@
 """A call id the model writes in a shape its format's render refuses, over every registered
 format (its variants too) whose calls concept declares an ``id_pattern``: the parse serves
 the call under an id of that shape, with a warning naming the written one, and the
-conversation holding the call as served renders again."""
+conversation holding the call as served renders again; a conversation read back answers the
+call's result under the same new id."""
 
 from __future__ import annotations
 
@@ -83,3 +84,54 @@ def test_a_written_id_of_another_shape_is_served_as_one_the_format_renders(
 
     with pytest.raises(pawlette.ParseError, match=f"call id {WRITTEN!r}"):
         fmt.parse(completion, strict=True)
+
+
+@pytest.mark.parametrize(("name", "pattern"), PATTERNED, ids=[name for name, _ in PATTERNED])
+def test_a_conversation_read_back_answers_a_replaced_id_under_the_served_one(
+    name: str, pattern: str
+) -> None:
+    """A conversation whose call and result name an id of another shape reads back with the
+    call served under an id of the format's shape, the same on every read, and the result
+    naming that id (each with a warning): the messages read back render again."""
+    fmt = pawlette.get_format(name)
+    pieces = id_pieces(pattern)
+    assert not isinstance(pieces, str)
+    valid = mint_id(pieces)
+    call = {"id": valid, "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {}}}]
+    messages: list[dict[str, Any]] = [
+        {"role": "user", "content": "Go."},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": valid, "content": "ok"},
+        {"role": "assistant", "content": "Done."},
+    ]
+    text = fmt.render({"messages": messages, "tools": tools}).text
+    assert text.count(valid) == 2, text
+    odd = text.replace(valid, WRITTEN)
+
+    first, again = fmt.parse_conversation(odd), fmt.parse_conversation(odd)
+    assert first.messages == again.messages
+    served = first.messages[1]["tool_calls"][0]["id"]
+    assert re.fullmatch(pattern, served), first.messages
+    assert first.messages[2]["tool_call_id"] == served
+    assert [warning.text for warning in first.warnings] == [WRITTEN, WRITTEN]
+    assert f"its call served as {served!r}" in first.warnings[1].message
+    assert fmt.render({"messages": first.messages, "tools": tools}).text == text.replace(
+        valid, served
+    )
+    with pytest.raises(pawlette.ParseError, match=f"call id {WRITTEN!r}"):
+        fmt.parse_conversation(odd, strict=True)
+
+
+def test_ids_made_for_calls_written_without_one_take_the_format_shape() -> None:
+    """A caller's id factory whose ids the format's render refuses gets ids of its shape,
+    drawn from the caller's (the same caller's id, the same id)."""
+    fmt = pawlette.get_format("mistral")
+    ids = iter(["mine", "mine", "other"])
+    completion = '[TOOL_CALLS]f[ARGS]{"a": 1}</s>'
+    made = [
+        fmt.parse(completion, id_factory=lambda: next(ids)).message["tool_calls"][0]["id"]
+        for _ in range(3)
+    ]
+    assert all(re.fullmatch("[A-Za-z0-9]{9}", identifier) for identifier in made), made
+    assert made[0] == made[1] != made[2]

@@ -15,10 +15,11 @@ it is refused when the format is declared (:func:`id_pieces` says why).
 
 from __future__ import annotations
 
+import random
 import re
 import secrets
 import string
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..emit.grammar_ast import CharClass, Node, Repeat, seq
 
@@ -106,11 +107,21 @@ def id_pieces(pattern: str) -> tuple[IdPiece, ...] | str:
     return tuple(pieces)
 
 
-def mint_id(pieces: tuple[IdPiece, ...]) -> str:
-    """A random id of these pieces, each at its longest (drawn from the system's generator)."""
-    return "".join(
-        "".join(secrets.choice(piece.chars) for _ in range(piece.maximum)) for piece in pieces
-    )
+def mint_id(pieces: tuple[IdPiece, ...], seed: str | None = None) -> str:
+    """A random id of these pieces, each at its longest: drawn from the system's generator,
+    or from ``seed`` (the same seed, the same id: a conversation read twice gives the same
+    ids)."""
+    choice = secrets.choice if seed is None else random.Random(seed).choice
+    return "".join("".join(choice(piece.chars) for _ in range(piece.maximum)) for piece in pieces)
+
+
+@dataclass
+class ReplacedCallIds:
+    """The call ids written in the text read that were served under other ids (of a shape the
+    format's render refuses), by the id written: a later result that names one answers the
+    call under its new id (a parser context)."""
+
+    ids: dict[str, str] = field(default_factory=dict)
 
 
 def id_node(pieces: tuple[IdPiece, ...]) -> Node:

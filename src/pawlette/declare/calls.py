@@ -26,7 +26,7 @@ from ..engine.json_text import PARSED_ARGUMENTS, acyclic_json_string
 from ..engine.kept import MISSING, Kept
 from ..errors import FormatError, RequestError, UnsupportedFeature
 from ..types import ToolCall
-from .call_ids import ID_LANGUAGE, IdPiece, id_pieces, mint_id
+from .call_ids import ID_LANGUAGE, IdPiece, ReplacedCallIds, id_pieces, mint_id
 from .concept import Concept
 from .pieces import Fence
 from .readers import AfterSectionReader, BetweenCallsReader, SectionReader, next_state
@@ -243,7 +243,12 @@ class CallConcept(Concept):
         """An id for a call the model wrote without one: of ``id_pattern``'s shape unless the
         parser's caller gave its own ids (:meth:`~pawlette.engine.machine.Parser.mint_call_id`)."""
         shape = self.id_shape
-        return parser.mint_call_id(None if shape is None else lambda: mint_id(shape))
+        identifier = parser.mint_call_id(None if shape is None else lambda: mint_id(shape))
+        if shape is not None and re.fullmatch(self.id_pattern or "", identifier) is None:
+            # (the caller's ids, call_0 in a conversation read back, of a shape the format's
+            # render refuses: one of its shape, drawn from the caller's, the same each time)
+            identifier = mint_id(shape, seed=identifier)
+        return identifier
 
     def served_id(
         self,
@@ -282,6 +287,7 @@ class CallConcept(Concept):
             else:
                 found = "is of a shape the format's render refuses"
                 expected = f"an id matching {self.id_pattern}"
+                parser.context(ReplacedCallIds).ids[written] = identifier
             warning = (
                 offset,
                 f"call id {written!r} {found} (served as {identifier!r})",

@@ -14,6 +14,7 @@ from ..engine.machine import Parser, Reader, ReaderFactory
 from ..engine.readers import CallEnvelope, JsonCallReader, ScaffoldReader, WholeTextReader
 from ..types import MetadataItem, ReasoningDelta, TextDelta, Tool, ToolsDeclared
 from .bare_calls import DECODER
+from .call_ids import ReplacedCallIds
 
 
 class Described:
@@ -246,7 +247,24 @@ class ResultIdReader(WholeTextReader):
         parser.begin_message("tool")
 
     def close(self, marker: str | None, offset: int) -> None:
-        self._parser.emit(MetadataItem("tool_call_id", self._text().strip()))
+        identifier = answered_id(self._parser, self._text(), offset)
+        self._parser.emit(MetadataItem("tool_call_id", identifier))
+
+
+def answered_id(parser: Parser, written: str, offset: int) -> str:
+    """The ``tool_call_id`` of a result whose text names the call ``written``: the id the
+    call was served under when reading replaced the one it wrote (a warning says so)."""
+    written = written.strip()
+    served = parser.context(ReplacedCallIds).ids.get(written)
+    if served is None:
+        return written
+    parser.malformed(
+        offset,
+        f"result's call id {written!r} (its call served as {served!r}, answered under that id)",
+        "the id of a call as served",
+        written,
+    )
+    return served
 
 
 class ResultTextReader(ResultReader):
@@ -271,7 +289,8 @@ class ResultIdAfterReader(WholeTextReader):
     __slots__ = ()
 
     def close(self, marker: str | None, offset: int) -> None:
-        self._parser.emit(MetadataItem("tool_call_id", self._text().strip()))
+        identifier = answered_id(self._parser, self._text(), offset)
+        self._parser.emit(MetadataItem("tool_call_id", identifier))
         self._parser.end_message()
 
 

@@ -7,9 +7,10 @@ The Markdown is not the JSON schema it was written from, and the tools are not g
 string where its line says ``string`` (``- `code` *(string, required)*``), or says ``any``
 with allowed values that are all text (an ``enum`` of strings without a ``type``, which the
 schema's own reading takes as a string too; not when one of them is empty or holds a
-backquote, since the list is then not told apart from one holding other values).  Every other parameter is read as before: JSON
-where its text is JSON, else the text.  Only the parameters at the top of a tool's
-``**Parameters**`` count (a call's arguments are those; deeper values are JSON).
+backquote, since the list is then not told apart from one holding other values).  Every
+other parameter is read as before: JSON where its text is JSON, else the text.  Only the
+parameters at the top of a tool's ``**Parameters**`` count (a call's arguments are those;
+deeper values are JSON).
 
 The Markdown writes descriptions and some schema values as they are, so text can spell
 what the presentation itself writes.  Reading is kept to what cannot be misread by the
