@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import re
 from collections.abc import Callable, Collection, Sequence
 from collections.abc import Set as AbstractSet
@@ -14,7 +13,13 @@ from typing import Any
 from .blocks.tool_choice import ForcedPrefixes, forced_prefix
 from .engine.fold import fold, merge_assistant, pair_results
 from .engine.lexer import Token, marker_pattern
-from .engine.machine import Grammar, Parser, completion_finish_reason, state_after
+from .engine.machine import (
+    Grammar,
+    NumberedCallIds,
+    Parser,
+    completion_finish_reason,
+    state_after,
+)
 from .engine.whole import read_whole
 from .engine.writer import Writer
 from .errors import PawletteError, RequestError
@@ -448,8 +453,8 @@ class Format:
         Calls the text writes without an id are numbered ``call_0``, ``call_1``, ... in order
         (so the same text always gives the same JSON), unless ``id_factory`` says otherwise; a
         format whose render takes ids of one shape only (Mistral's nine letters and digits)
-        gets ids of that shape drawn from those numbers, also for a written id of another
-        shape, and a result that names such an id answers its call under the new one.
+        gets ids of that shape drawn from those numbers, also in place of a written id of
+        another shape, and a result that names such an id answers its call under the new one.
         A text that ends with a generation prompt gives the messages before it and says so
         (:attr:`ParsedConversation.add_generation_prompt`); one that ends inside an assistant
         turn (a prefill) gives that turn as far as it goes and says it is unfinished
@@ -531,9 +536,9 @@ def holds_nothing(message: Message) -> bool:
 
 
 def numbered_call_ids() -> Callable[[], str]:
-    """A call id factory giving ``call_0``, ``call_1``, ... (deterministic parsing)."""
-    counter = itertools.count()
-    return lambda: f"call_{next(counter)}"
+    """A call id factory giving ``call_0``, ``call_1``, ... (deterministic parsing; a format
+    that takes ids of one shape only gets ids of that shape drawn from these)."""
+    return NumberedCallIds()
 
 
 def _coerce_tools(tools: object) -> tuple[Tool, ...]:

@@ -121,17 +121,3 @@ def test_a_conversation_read_back_answers_a_replaced_id_under_the_served_one(
     )
     with pytest.raises(pawlette.ParseError, match=f"call id {WRITTEN!r}"):
         fmt.parse_conversation(odd, strict=True)
-
-
-def test_ids_made_for_calls_written_without_one_take_the_format_shape() -> None:
-    """A caller's id factory whose ids the format's render refuses gets ids of its shape,
-    drawn from the caller's (the same caller's id, the same id)."""
-    fmt = pawlette.get_format("mistral")
-    ids = iter(["mine", "mine", "other"])
-    completion = '[TOOL_CALLS]f[ARGS]{"a": 1}</s>'
-    made = [
-        fmt.parse(completion, id_factory=lambda: next(ids)).message["tool_calls"][0]["id"]
-        for _ in range(3)
-    ]
-    assert all(re.fullmatch("[A-Za-z0-9]{9}", identifier) for identifier in made), made
-    assert made[0] == made[1] != made[2]

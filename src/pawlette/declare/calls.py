@@ -243,12 +243,9 @@ class CallConcept(Concept):
         """An id for a call the model wrote without one: of ``id_pattern``'s shape unless the
         parser's caller gave its own ids (:meth:`~pawlette.engine.machine.Parser.mint_call_id`)."""
         shape = self.id_shape
-        identifier = parser.mint_call_id(None if shape is None else lambda: mint_id(shape))
-        if shape is not None and re.fullmatch(self.id_pattern or "", identifier) is None:
-            # (the caller's ids, call_0 in a conversation read back, of a shape the format's
-            # render refuses: one of its shape, drawn from the caller's, the same each time)
-            identifier = mint_id(shape, seed=identifier)
-        return identifier
+        if shape is None:
+            return parser.mint_call_id(None)
+        return parser.mint_call_id(lambda seed: mint_id(shape, seed))
 
     def served_id(
         self,

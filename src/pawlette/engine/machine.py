@@ -46,6 +46,7 @@ and a string made from it.  A call under that size still gets one delta.
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -280,6 +281,20 @@ def random_call_id() -> str:
     return "call_" + os.urandom(12).hex()
 
 
+class NumberedCallIds:
+    """``call_0``, ``call_1``, ... in order: the ids a conversation read back gives calls
+    written without one (the same text, the same ids).  A format whose render takes ids of
+    one shape only gets ids of that shape drawn from these (:meth:`Parser.mint_call_id`)."""
+
+    __slots__ = ("_numbers",)
+
+    def __init__(self) -> None:
+        self._numbers = itertools.count()
+
+    def __call__(self) -> str:
+        return f"call_{next(self._numbers)}"
+
+
 def completion_finish_reason(engine_reason: str | None, valid_calls: int) -> str:
     """A completion's OpenAI ``finish_reason``, decided here for every face (the parser, the
     server's pipeline): the engine's ``length`` wins over what the text shows (the output
@@ -363,12 +378,20 @@ class Parser:
 
     # ------------------------------------------------------------------ used by readers/actions
 
-    def mint_call_id(self, mint: Callable[[], str] | None) -> str:
+    def mint_call_id(self, mint: Callable[[str | None], str] | None) -> str:
         """An id for a call written without one: the caller's ``id_factory``'s if it gave
-        one, else ``mint``'s (a calls concept's, of the shape its format's render takes back:
-        Mistral's nine letters and digits), else :func:`random_call_id`'s."""
+        one (the caller's choice), else ``mint``'s (a calls concept's, of the shape its
+        format's render takes back: Mistral's nine letters and digits; random, or drawn from
+        :class:`NumberedCallIds`' next id when reading a conversation back), else the
+        parser's own ids'."""
         new = self.new_call_id
-        return mint() if mint is not None and new is random_call_id else new()
+        if mint is None:
+            return new()
+        if new is random_call_id:
+            return mint(None)
+        if type(new) is NumberedCallIds:
+            return mint(new())
+        return new()
 
     def lose(self, what: str) -> None:
         """Record that the text read holds something reading does not give back (``what``
