@@ -405,7 +405,10 @@ def _turn(source: _Source, role: str, hooks: Any, escapes: bool) -> None:
     else:
         source.line(f"{branch} message is not None:")
     source.depth += 1
-    if whole and declared:
+    # (a turn whose content hooks wrote is kept only when each of them is local: a function
+    # of the message, as its calls dropped beside their text)
+    hooks_kept = whole and all(hooks.local["write_content"])
+    if whole and declared and not hooks_kept:
         source.line("start = -1  # (the hooks wrote: nothing kept)")
     # (Render.message_text's cases inlined: no content, as a turn of calls alone holds, and
     # one text part)
@@ -422,7 +425,7 @@ def _turn(source: _Source, role: str, hooks: Any, escapes: bool) -> None:
     if declared:
         source.line("else:")
         source.line('    text = ""  # (written by a hook, or no message: nothing more)')
-        if whole:
+        if whole and not hooks_kept:
             source.line("    start = -1")
         _write_text(source, hooks)
     _statements(source, hooks, "closing", "write_closing", tag)
@@ -479,18 +482,46 @@ def _turn(source: _Source, role: str, hooks: Any, escapes: bool) -> None:
     if whole:
         keep = source.bind("keep_turn", _keep_turn)
         held = "".join(f" and not {_needed(field)}" for field in fields or ())
-        if _placed(fields):
-            # (a turn at or before the last query: kept when met again, an answer met in
-            # the next request; a turn of new calls in each request makes no entry)
-            met = source.bind(f"met_{tag}", set())
-            source.bind("met_again", met_again)
-            held += f" and met_again({met}, (index, id(message), previous), {WHOLE_TURNS_KEPT})"
-        source.line(f"if start >= 0{held}:  # (no hook acted but as a function of the message)")
         tools = ", tools=out.tools" if hooks.reads_tools else ""
-        source.line(f"    {keep}(whole_{tag}, message, index, previous, writer, start{tools})")
+        kept = f"{keep}(whole_{tag}, message, index, previous, writer, start{tools})"
+        # (a turn at or before the last query, where a hook acts after it: an answer met in
+        # the next request; or a turn of calls a hook writes, a conversation's calls in its
+        # next request: kept when met again, so a turn of new arguments in each request
+        # makes no entry)
+        placed = _placed(fields)
+        calls = "tool_calls" not in (fields or ()) and any(
+            "tool_calls" in needs for needs in hooks.needs.values()
+        )
+        source.line(f"if start >= 0{held}:  # (no hook acted but as a function of the message)")
+        source.depth += 1
+        if placed or calls:
+            met = source.bind(f"met_{tag}", set())
+            if calls and not placed:
+                source.line("if not message.tool_calls:")
+                source.line(f"    {kept}")
+                source.line("else:")
+                source.depth += 1
+            _met_again(source, met, kept)
+            if calls and not placed:
+                source.depth -= 1
+        else:
+            source.line(kept)
+        source.depth -= 1
     source.line(f"out.previous = {role!r}")
     source.depth -= 1
     source.line("")
+
+
+def _met_again(source: _Source, met: str, kept: str) -> None:
+    """``kept`` (a turn's keep) when its key was met before, as :func:`met_again` finds it,
+    without the function's call (a turn of new calls in every request asks)."""
+    source.line("found = hash((index, id(message), previous))")
+    source.line(f"if found in {met}:")
+    source.line(f"    {kept}")
+    source.line("else:")
+    source.line(f"    if len({met}) >= {WHOLE_TURNS_KEPT}:")
+    source.line(f"        {met}.clear()")
+    source.line(f"    {met}.add(found)")
 
 
 def _needed(field: str) -> str:
