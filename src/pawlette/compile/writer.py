@@ -301,16 +301,28 @@ def _placed(fields: tuple[str, ...] | None) -> bool:
 
 
 def _whole_kept(
-    source: _Source, tag: str, role: str, escapes: bool, tools: bool, placed: bool
+    source: _Source,
+    tag: str,
+    role: str,
+    escapes: bool,
+    tools: bool,
+    placed: bool,
+    missed: bool = False,
 ) -> None:
     """A turn found whole (its message met before at this index after a turn of the same
     role, no backslash of caller text pending before it; ``tools``: with the same tools;
     ``placed``: the test of its place, :func:`_placed`): its segments again; else
-    ``start``, where the turn's segments begin (-1: none to keep)."""
-    whole = source.bind(f"whole_{tag}", {})
+    ``start``, where the turn's segments begin (-1: none to keep).  ``missed``: looked for
+    already (the conversation loop's look, :func:`_found_whole`), ``start`` alone."""
     source.line("previous = out.previous")
     place = " and index <= out.query" if placed else ""
     source.line(f"if message is not None and writer._unfinished is None{place}:")
+    if missed:
+        source.line("    start = len(writer._segments)")
+        source.line("else:")
+        source.line("    start = -1")
+        return
+    whole = source.bind(f"whole_{tag}", {})
     key = "index, id(message), previous" + (", id(out.tools)" if tools else "")
     source.line(f"    kept = {whole}.get(({key}))")
     source.line("    if kept is not None and kept[0] is message:")
@@ -325,15 +337,24 @@ def _whole_kept(
     source.line("    start = -1")
 
 
-def _turn(source: _Source, role: str, hooks: Any, escapes: bool) -> None:
+def _looked_first(hooks: Any) -> bool:
+    """Whether a turn of these hooks is looked for whole before any hook is called (each
+    hook before it is local, :func:`_wholly_kept`): the conversation loop looks for it
+    itself, and calls ``turn_ROLE_missed`` on a miss (:func:`_turn`'s ``missed``)."""
+    return _wholly_kept(hooks) is not None and all(hooks.local["write_before"])
+
+
+def _turn(source: _Source, role: str, hooks: Any, escapes: bool, missed: bool = False) -> None:
     """The framed turn of ``role`` (``Render.turn``, specialised): the function
-    ``turn_ROLE(out, index, message)`` (``message`` None: a turn that holds no message)."""
+    ``turn_ROLE(out, index, message)`` (``message`` None: a turn that holds no message);
+    ``missed``: ``turn_ROLE_missed``, the same turn not looked for whole (the conversation
+    loop looked for it: one look per turn, not two)."""
     tag = role
     frame = source.bind(f"frame_{tag}", hooks.frame)
     hooks_name = source.bind(f"hooks_{tag}", hooks)
     fields = _wholly_kept(hooks)
     whole = fields is not None
-    source.line(f"def turn_{tag}(out, index, message):")
+    source.line(f"def turn_{tag}{'_missed' if missed else ''}(out, index, message):")
     source.depth += 1
     source.line("writer = out.writer")
     _enter(source, role)
@@ -341,7 +362,7 @@ def _turn(source: _Source, role: str, hooks: Any, escapes: bool) -> None:
     # called each time, and the turn after them is kept: Concept.hooks_outside_turn)
     kept_first = whole and all(hooks.local["write_before"])
     if kept_first:
-        _whole_kept(source, tag, role, escapes, hooks.reads_tools, _placed(fields))
+        _whole_kept(source, tag, role, escapes, hooks.reads_tools, _placed(fields), missed)
     if hooks.before:
         for call in source.calls(f"before_{tag}", hooks.before, "out, index"):
             source.line(call)
@@ -405,7 +426,10 @@ def _turn(source: _Source, role: str, hooks: Any, escapes: bool) -> None:
     else:
         source.line(f"{branch} message is not None:")
     source.depth += 1
-    if whole and declared:
+    # (a turn whose content hooks wrote is kept only when each of them is local: a function
+    # of the message, as its calls dropped beside their text)
+    hooks_kept = whole and all(hooks.local["write_content"])
+    if whole and declared and not hooks_kept:
         source.line("start = -1  # (the hooks wrote: nothing kept)")
     # (Render.message_text's cases inlined: no content, as a turn of calls alone holds, and
     # one text part)
@@ -422,7 +446,7 @@ def _turn(source: _Source, role: str, hooks: Any, escapes: bool) -> None:
     if declared:
         source.line("else:")
         source.line('    text = ""  # (written by a hook, or no message: nothing more)')
-        if whole:
+        if whole and not hooks_kept:
             source.line("    start = -1")
         _write_text(source, hooks)
     _statements(source, hooks, "closing", "write_closing", tag)
@@ -479,18 +503,49 @@ def _turn(source: _Source, role: str, hooks: Any, escapes: bool) -> None:
     if whole:
         keep = source.bind("keep_turn", _keep_turn)
         held = "".join(f" and not {_needed(field)}" for field in fields or ())
-        if _placed(fields):
-            # (a turn at or before the last query: kept when met again, an answer met in
-            # the next request; a turn of new calls in each request makes no entry)
-            met = source.bind(f"met_{tag}", set())
-            source.bind("met_again", met_again)
-            held += f" and met_again({met}, (index, id(message), previous), {WHOLE_TURNS_KEPT})"
-        source.line(f"if start >= 0{held}:  # (no hook acted but as a function of the message)")
         tools = ", tools=out.tools" if hooks.reads_tools else ""
-        source.line(f"    {keep}(whole_{tag}, message, index, previous, writer, start{tools})")
+        kept = f"{keep}(whole_{tag}, message, index, previous, writer, start{tools})"
+        # (a turn at or before the last query, where a hook acts after it: an answer met in
+        # the next request; or a turn of calls a hook writes, a conversation's calls in its
+        # next request: kept when met again, so a turn of new arguments in each request
+        # makes no entry)
+        placed = _placed(fields)
+        calls = "tool_calls" not in (fields or ()) and any(
+            "tool_calls" in needs for needs in hooks.needs.values()
+        )
+        source.line(f"if start >= 0{held}:  # (no hook acted but as a function of the message)")
+        source.depth += 1
+        if placed or calls:
+            met = source.bind(f"met_{tag}", set())
+            if calls and not placed:
+                source.line("if not message.tool_calls:")
+                source.line(f"    {kept}")
+                source.line("else:")
+                source.depth += 1
+            _met_again(source, met, kept)
+            if calls and not placed:
+                source.depth -= 1
+        else:
+            source.line(kept)
+        source.depth -= 1
     source.line(f"out.previous = {role!r}")
     source.depth -= 1
     source.line("")
+
+
+def _met_again(source: _Source, met: str, kept: str) -> None:
+    """``kept`` (a turn's keep) when its message was met before, as :func:`met_again` finds
+    a key, without the function's call (a turn of new calls in every request asks).  The
+    message's identity alone is looked for, not its place: a message met before at another
+    place (or a new one with a freed one's id) is kept at once, which is all it changes (the
+    entry is found by its place and the identity of the message it holds)."""
+    source.line("found = id(message)")
+    source.line(f"if found in {met}:")
+    source.line(f"    {kept}")
+    source.line("else:")
+    source.line(f"    if len({met}) >= {WHOLE_TURNS_KEPT}:")
+    source.line(f"        {met}.clear()")
+    source.line(f"    {met}.add(found)")
 
 
 def _needed(field: str) -> str:
@@ -734,7 +789,7 @@ def _framed(source: _Source, plan: Any, role: str, kept: bool) -> None:
         source.line(f"out.previous = {role!r}")
         source.depth -= 1
         source.line("else:")
-        source.line(f"    turn_{role}(out, index, message)")
+        source.line(f"    turn_{role}_missed(out, index, message)")
     else:
         source.line(f"turn_{role}(out, index, message)")
     source.depth -= 1
@@ -857,6 +912,8 @@ def compiled_writer(
     }
     for role in plan.layout.frames:
         _turn(source, role, plan.turns[role], plan.joined)
+        if _looked_first(plan.turns[role]):
+            _turn(source, role, plan.turns[role], plan.joined, missed=True)
     _prompt(source, plan)
     _conversation(source, plan, claimed)
     text = "\n".join(source.lines) + "\n"

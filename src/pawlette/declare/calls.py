@@ -89,16 +89,31 @@ def arguments_json(
     found = kept.kept.get(stripped, MISSING)
     if found is not MISSING:
         return found  # type: ignore[no-any-return]
-    value = arguments_value(stripped, index, number)  # (a new text: the reader's parse)
-    # (json.loads gives no container twice on a path: json's circular check is not needed)
-    written = json.dumps(value) if ascii else acyclic_json_string(value)
+    if not ascii:
+        return new_arguments_json(stripped, index, number)
+    written = json.dumps(arguments_value(stripped, index, number))
     kept.keep(stripped, written)
     return written
 
 
+def new_arguments_json(stripped: str, index: int, number: int) -> str:
+    """:func:`arguments_json` of arguments ``stripped`` (their text, stripped) that
+    :data:`WRITTEN_ARGUMENTS` does not hold: written, and kept there."""
+    value = arguments_value(stripped, index, number)  # (a new text: the reader's parse)
+    # (json.loads gives no container twice on a path: json's circular check is not needed)
+    written = acyclic_json_string(value)
+    _WRITTEN.keep(stripped, written)
+    return written
+
+
 _WRITTEN: Kept[str] = Kept(limit=4096, longest=1 << 14)
+"""Arguments as :func:`arguments_json` writes them, by their stripped text (the text alone
+decides what is written)."""
+WRITTEN_ARGUMENTS = _WRITTEN
+"""The same store, read directly by a writer that inlines its look
+(:meth:`~.json_calls.JsonCalls.write_closing`)."""
 _WRITTEN_ASCII: Kept[str] = Kept(limit=4096, longest=1 << 14)
-"""Arguments as written, by their stripped text (the text alone decides what is written)."""
+"""The same, written as ``tojson(ensure_ascii=True)`` writes them."""
 
 
 @dataclass
