@@ -419,14 +419,20 @@ class SectionedCallConcept(CallConcept):
         first = self.section_open + (self.open or ())
         return self.text_separator + first, first, self.separator + (self.open or ())
 
-    def write_closing(self, out: Render, index: int) -> None:
-        # (render's hot path, every assistant turn: the calls and the text read here)
+    def calls_written(self, out: Render, index: int) -> tuple[ToolCall, ...]:
+        """The calls of ``messages[index]`` its turn writes (none: no calls, or a text that
+        replaces them)."""
         messages = out.messages
         calls = messages[index].tool_calls if 0 <= index < len(messages) else ()
         if not calls or (self.content == "replaces_calls" and out.message_text(index)):
+            return ()
+        return calls[:1] if self.first_only else calls
+
+    def write_closing(self, out: Render, index: int) -> None:
+        # (render's hot path, every assistant turn: the calls and the text read here)
+        calls = self.calls_written(out, index)
+        if not calls:
             return
-        if self.first_only:
-            calls = calls[:1]
         after_text, first, between = self.openings
         close, fence, write_call = self.close, out.fence, self.write_call
         text = self.content == "written" and out.message_text(index)

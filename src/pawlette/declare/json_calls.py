@@ -208,12 +208,9 @@ class JsonCalls(JsonCallObject, SectionedCallConcept):
         ):
             SectionedCallConcept.write_closing(self, out, index)
             return
-        messages = out.messages
-        calls = messages[index].tool_calls if 0 <= index < len(messages) else ()
-        if not calls or (self.content == "replaces_calls" and out.message_text(index)):
+        calls = self.calls_written(out, index)
+        if not calls:
             return
-        if self.first_only:
-            calls = calls[:1]
         after_text, first, between = self.openings
         close, fence, text = self.close, out.fence, out.text
         item = self._item_format.format
