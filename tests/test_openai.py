@@ -728,11 +728,11 @@ def test_plain_arguments_hand_their_value_to_the_writer(text: str) -> None:
     stripped = text.strip()
     assert marshal.dumps(value) == marshal.dumps(json.loads(stripped))
     for ascii in (False, True):
-        calls._WRITTEN.kept.clear()
+        calls.WRITTEN_ARGUMENTS.kept.clear()
         calls._WRITTEN_ASCII.kept.clear()
         PARSED_ARGUMENTS.kept.pop(stripped, None)
         without = calls.arguments_json(text, 0, 0, ascii=ascii)
-        calls._WRITTEN.kept.clear()
+        calls.WRITTEN_ARGUMENTS.kept.clear()
         calls._WRITTEN_ASCII.kept.clear()
         PARSED_ARGUMENTS.keep(stripped, value)
         assert calls.arguments_json(text, 0, 0, ascii=ascii) == without

@@ -461,7 +461,7 @@ class Format:
         (:attr:`ParsedConversation.continue_final_message`).
         """
         parser = self.parser(
-            strict=strict, conversation=True, id_factory=id_factory or numbered_call_ids()
+            strict=strict, conversation=True, id_factory=id_factory or NumberedCallIds()
         )
         events = parser.feed(text) + parser.finish()
         folded = fold(events, self.grammar.fields)
@@ -533,12 +533,6 @@ def holds_nothing(message: Message) -> bool:
         and message.name is None
         and not message.metadata
     )
-
-
-def numbered_call_ids() -> Callable[[], str]:
-    """A call id factory giving ``call_0``, ``call_1``, ... (deterministic parsing; a format
-    that takes ids of one shape only gets ids of that shape drawn from these)."""
-    return NumberedCallIds()
 
 
 def _coerce_tools(tools: object) -> tuple[Tool, ...]:

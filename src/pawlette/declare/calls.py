@@ -83,7 +83,7 @@ def arguments_json(
     stripped = arguments.strip()
     if verbatim:
         return stripped
-    kept = _WRITTEN_ASCII if ascii else _WRITTEN
+    kept = _WRITTEN_ASCII if ascii else WRITTEN_ARGUMENTS
     # A conversation's calls come back in every later request (the stores' dicts are read
     # directly: render's hot path, once per call).
     found = kept.kept.get(stripped, MISSING)
@@ -102,15 +102,13 @@ def new_arguments_json(stripped: str, index: int, number: int) -> str:
     value = arguments_value(stripped, index, number)  # (a new text: the reader's parse)
     # (json.loads gives no container twice on a path: json's circular check is not needed)
     written = acyclic_json_string(value)
-    _WRITTEN.keep(stripped, written)
+    WRITTEN_ARGUMENTS.keep(stripped, written)
     return written
 
 
-_WRITTEN: Kept[str] = Kept(limit=4096, longest=1 << 14)
+WRITTEN_ARGUMENTS: Kept[str] = Kept(limit=4096, longest=1 << 14)
 """Arguments as :func:`arguments_json` writes them, by their stripped text (the text alone
-decides what is written)."""
-WRITTEN_ARGUMENTS = _WRITTEN
-"""The same store, read directly by a writer that inlines its look
+decides what is written); read directly by a writer that inlines its look
 (:meth:`~.json_calls.JsonCalls.write_closing`)."""
 _WRITTEN_ASCII: Kept[str] = Kept(limit=4096, longest=1 << 14)
 """The same, written as ``tojson(ensure_ascii=True)`` writes them."""

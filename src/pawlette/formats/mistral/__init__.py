@@ -67,8 +67,8 @@ Decisions for ``nemo``:
   concept :class:`~pawlette.declare.SystemInTurn`).  A conversation ending otherwise has
   no place for it: not written, a recorded loss, as the template loses it.  Parsing a
   conversation reads it back as the start of that user message (nothing marks it): the
-  system role is a recorded loss.  A
-  prompt is therefore not a prefix of the same conversation rendered with its answer.
+  system role is a recorded loss.  A prompt is therefore not a prefix of the same
+  conversation rendered with its answer.
 - **Tools**: one JSON array of the tool objects before the last user turn, as small-3.2,
   and before every earlier user message equal to the last one.
 - **Calls**: ``[TOOL_CALLS]`` + one JSON array of ``{"name", "arguments", "id"}`` objects,
