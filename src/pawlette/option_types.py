@@ -266,6 +266,8 @@ def _container_mismatch(annotation: Any, value: object) -> Mismatch | None:
                 return inner._replace(place=f"[{key!r}]{inner.place}")
         return None
     items = list(typing.cast("collections.abc.Iterable[object]", value))
+    if _empty_tuple(annotation):
+        arguments = ((),)
     if container is tuple and arguments and arguments[-1] is not Ellipsis:
         if arguments == ((),):  # tuple[()]: empty
             arguments = ()
@@ -288,6 +290,8 @@ def _describe_container(annotation: Any) -> str:
     container = _CONTAINERS[typing.get_origin(annotation)]
     arguments = typing.get_args(annotation)
     name = container.__name__
+    if _empty_tuple(annotation):
+        return "an empty tuple"
     if not arguments:
         return _article(name)
     if container is dict:
@@ -297,6 +301,16 @@ def _describe_container(annotation: Any) -> str:
             return "an empty tuple"
         return f"a tuple of {len(arguments)}: " + ", ".join(_spelled(item) for item in arguments)
     return f"{_article(name)} of {_spelled(arguments[0])}"
+
+
+def _empty_tuple(annotation: Any) -> bool:
+    """Whether ``annotation`` is ``tuple[()]``: Python 3.11 gives it no arguments, as a bare
+    ``typing.Tuple`` has (which takes any tuple), where later versions give ``((),)``."""
+    return (
+        typing.get_origin(annotation) is tuple
+        and typing.get_args(annotation) in ((), ((),))
+        and annotation is not typing.Tuple  # noqa: UP006 (the bare alias, not tuple)
+    )
 
 
 def _spelled(annotation: Any) -> str:

@@ -6,11 +6,15 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import types
+import typing
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import pytest
 
+import pawlette
+from bench.registered import every_format
 from pawlette.declare import (
     ConversationEnd,
     Frame,
@@ -26,6 +30,7 @@ from pawlette.declare import (
     ToolsBlock,
     declare,
     fence,
+    layout_of,
 )
 from pawlette.declare.concept import Concept
 from pawlette.errors import FormatError, RequestError, UnsupportedFeature
@@ -83,7 +88,7 @@ def test_names_roles_are_the_framed_roles(role: str) -> None:
 
 def test_names_roles_is_a_tuple() -> None:
     with pytest.raises(
-        FormatError, match=r"probe: Names\.roles: 'user', a str; expected a tuple of roles"
+        FormatError, match=r"probe: Names\.roles: 'user', a str; expected a tuple of str$"
     ):
         _layout(Names(roles="user"))  # type: ignore[arg-type]
 
@@ -433,3 +438,81 @@ def test_a_refusal_a_declaration_makes_names_the_declaration() -> None:
         "messages: no user message; expected a user message (probe keeps reasoning after the "
         "last user query, and refuses a conversation without one: Reasoning.no_query)"
     )
+
+
+class _Nothing:
+    """A value no field of plain values takes (not a bool, number, text, tuple nor None)."""
+
+    def __repr__(self) -> str:
+        return "<nothing>"
+
+
+def _plain_fields(concept: Concept) -> list[str]:
+    """The fields of ``concept`` whose annotation takes plain values only (bool, int, float,
+    str, None, a Literal, tuples and unions of them): ``_plain_annotation``."""
+    hints = typing.get_type_hints(type(concept))
+    return [
+        item.name
+        for item in dataclasses.fields(concept)  # type: ignore[arg-type]
+        if _plain_annotation(hints[item.name])
+    ]
+
+
+def _plain_annotation(annotation: object) -> bool:
+    origin = typing.get_origin(annotation)
+    if origin is typing.Literal:
+        return True
+    if origin in (tuple, frozenset, typing.Union, types.UnionType):
+        return all(
+            item is Ellipsis or item == () or _plain_annotation(item)
+            for item in typing.get_args(annotation)
+        )
+    return annotation in (bool, int, float, str, type(None))
+
+
+def _concepts_of_every_format() -> list[tuple[str, int, str]]:
+    """(format, concept number, field) for each plain field of each concept of every
+    registered format and variant's layout, once per concept class and field."""
+    seen: set[tuple[type, str]] = set()
+    cases = []
+    for name in every_format():
+        layout = layout_of(pawlette.get_format(name))
+        assert layout is not None, name
+        for number, concept in enumerate(layout.concepts):
+            if not dataclasses.is_dataclass(concept):
+                continue
+            for field_name in _plain_fields(concept):
+                if (type(concept), field_name) not in seen:
+                    seen.add((type(concept), field_name))
+                    cases.append((name, number, field_name))
+    return cases
+
+
+CONCEPT_FIELDS = _concepts_of_every_format()
+
+
+def test_the_plain_fields_of_every_format_are_checked() -> None:
+    """The concepts of the registered formats have plain fields (flags, choices, role
+    tuples): the check below runs over them, not over nothing."""
+    kinds = {type(layout_of(pawlette.get_format(name))).__name__ for name, _, _ in CONCEPT_FIELDS}
+    assert len(CONCEPT_FIELDS) > 100 and kinds == {"Layout"}
+
+
+@pytest.mark.parametrize(("name", "number", "field_name"), CONCEPT_FIELDS)
+def test_a_plain_field_of_another_type_is_refused_naming_it(
+    name: str, number: int, field_name: str
+) -> None:
+    """Every concept field of plain values (``Reasoning(loose=5)``, ``empty_on_last=None``,
+    a str for a tuple of roles) is refused when declaring, naming the concept's class, the
+    field, the value given and what the field takes: before, a flag given ``5`` was read as
+    true and a ``None`` as false."""
+    layout = layout_of(pawlette.get_format(name))
+    assert layout is not None
+    concept = layout.concepts[number]
+    broken = dataclasses.replace(concept, **{field_name: _Nothing()})  # type: ignore[type-var]
+    concepts = (*layout.concepts[:number], broken, *layout.concepts[number + 1 :])
+    with pytest.raises(FormatError) as raised:
+        declare(dataclasses.replace(layout, concepts=concepts))
+    message = str(raised.value)
+    assert f"{type(concept).__name__}.{field_name}: <nothing>" in message, message
+    assert "; expected " in message, message

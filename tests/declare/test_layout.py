@@ -143,7 +143,7 @@ def tiny(*concepts: Concept, **changes: Any) -> Layout:
             "tiny: Layout.concepts[1]: Reasoning writes the reasoning, as Reasoning "
             "(concepts[0]) does; expected one Reasoning",
         ),
-        (lambda: tiny(object()), "Layout.concepts[0]: a object; expected a Concept"),  # type: ignore[arg-type]
+        (lambda: tiny(object()), "Layout.concepts[0]: an object; expected a Concept"),  # type: ignore[arg-type]
         (lambda: tiny(Results(), Results()), "writes 'tool' messages, as Results does"),
         (
             lambda: tiny(Trimmed(), Trimmed()),
@@ -238,7 +238,7 @@ def tiny(*concepts: Concept, **changes: Any) -> Layout:
         ),
         (
             lambda: tiny(Ignored("name")),  # type: ignore[arg-type]
-            "Ignored.fields: 'name', a string; expected a tuple of field names, such as ('name',)",
+            "Ignored.fields: 'name', a str; expected a tuple of str",
         ),
         (
             lambda: Layout(
@@ -290,7 +290,7 @@ def tiny(*concepts: Concept, **changes: Any) -> Layout:
         ),
         (
             lambda: tiny(PromptRest(prompt=fence("A:"), rest=" ")),  # type: ignore[arg-type]
-            "PromptRest.prompt: a fence, (Lit(text='A:'),); expected plain text (a str)",
+            "PromptRest.prompt: (Lit(text='A:'),), a fence; expected plain text (a str)",
         ),
         (
             lambda: tiny(SystemPrompt(default=3)),  # type: ignore[arg-type]
@@ -311,7 +311,7 @@ def tiny(*concepts: Concept, **changes: Any) -> Layout:
         ),
         (
             lambda: tiny(Trimmed(roles="user")),  # type: ignore[arg-type]
-            "Trimmed.roles: 'user', a str; expected a tuple of roles, such as ('user',)",
+            "Trimmed.roles: 'user', a str; expected a tuple of str",
         ),
         (
             lambda: tiny(JsonCalls(open=None, drops_content=True)),
@@ -324,7 +324,7 @@ def tiny(*concepts: Concept, **changes: Any) -> Layout:
         ),
         (
             lambda: tiny(ToolsBlock(place="first_user", open=fence("<tools>"), indent="4")),  # type: ignore[arg-type]
-            "ToolsBlock.indent: '4'; expected None or a number of spaces",
+            "ToolsBlock.indent: '4', a str; expected an int or None",
         ),
         (
             lambda: tiny(ToolsBlock(place="first_user")),

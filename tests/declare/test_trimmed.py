@@ -162,7 +162,7 @@ def test_a_lead_comes_before_a_text_trimmed_at_one_side() -> None:
         ),
         (
             {"characters": ["\n"]},
-            "Trimmed.characters: ['\\n']; expected None (all whitespace) or a non-empty string",
+            "Trimmed.characters: ['\\n'], a list; expected a str or None",
         ),
         (
             {"space_first": True, "side": "end"},

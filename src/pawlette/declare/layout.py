@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, is_dataclass
 from functools import cache
 from types import NoneType, UnionType
-from typing import Any, Union, get_args, get_origin, get_type_hints
+from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
 from ..errors import FormatError
 from ..format import derived_options
@@ -69,6 +69,43 @@ def _checked_fields(kind: type) -> tuple[tuple[str, str, bool], ...]:
     return tuple(checked)
 
 
+_PLAIN = (bool, int, float, str, NoneType)
+_PLAIN_CONTAINERS = (tuple, frozenset, Union, UnionType)
+
+
+def _plain(annotation: Any) -> bool:
+    """Whether ``annotation`` is built of plain values alone (bool, int, float, str, None,
+    ``Literal``, and tuples, frozensets and unions of them): what :func:`find_mismatch`
+    checks exactly.  A fence, a concept or a callable is checked where it is used."""
+    origin = get_origin(annotation)
+    if origin is Literal:
+        return True
+    if origin in _PLAIN_CONTAINERS:
+        return all(item is Ellipsis or item == () or _plain(item) for item in get_args(annotation))
+    return annotation in _PLAIN
+
+
+@cache
+def _plain_fields(kind: type) -> tuple[tuple[str, Any], ...]:
+    """A concept class's fields of plain values and their annotations, once per class (the
+    fields :func:`_checked_fields` checks as fences, markers, text or a pattern left out)."""
+    if not is_dataclass(kind):
+        return ()
+    special = {name for name, _, _ in _checked_fields(kind)}
+    annotations = option_annotations(kind)
+    return tuple(
+        (item.name, annotations[item.name])
+        for item in fields(kind)
+        if item.name not in special and item.name in annotations and _plain(annotations[item.name])
+    )
+
+
+def _expected(annotation: Any) -> str:
+    """A ``Literal`` field's values, listed as a choice (``'a', 'b' or 'c'``)."""
+    values = [repr(value) for value in get_args(annotation)]
+    return values[0] if len(values) == 1 else ", ".join(values[:-1]) + f" or {values[-1]}"
+
+
 def _option_names(options: object) -> list[str]:
     """The options an :class:`Option` piece may name: the fields, then the derived ones."""
     if is_dataclass(options):
@@ -103,8 +140,9 @@ def _job_owner(concept: Concept) -> str:
 
 
 def _a(value: object) -> str:
-    """What a wrong value is, in an error: ``a list``."""
-    return f"a {type(value).__name__}"
+    """What a wrong value is, in an error: ``a list``, ``an int``."""
+    name = type(value).__name__
+    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
 
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
@@ -450,6 +488,9 @@ class Layout:
                 value = getattr(concept, name)
                 where = f"{type(concept).__name__}.{name}"
                 if kind == "pattern":
+                    if value is not None and not isinstance(value, str):
+                        expected = "a regular expression (a str) or None"
+                        raise self._error(where, f"{value!r}, {_a(value)}", expected)
                     if isinstance(value, str):
                         try:
                             re.compile(value)
@@ -472,11 +513,24 @@ class Layout:
                 elif kind == "text":
                     if not isinstance(value, str):
                         found = "a fence" if isinstance(value, tuple) else _a(value)
-                        raise self._error(where, f"{found}, {value!r}", "plain text (a str)")
+                        raise self._error(where, f"{value!r}, {found}", "plain text (a str)")
                 elif not (
                     (value is None and kind == "optional") or (isinstance(value, str) and text_too)
                 ):
                     _check_fence(f"{self.name}: {where}", value, text_too=text_too)
+            # Every other field of plain values (a flag, a choice, a tuple of roles): a value
+            # its annotation does not take would be read as something it is not (``5`` as
+            # true) or fail deep inside an interpreter.
+            for name, annotation in _plain_fields(concept_type):
+                value = getattr(concept, name)
+                mismatch = find_mismatch(annotation, value)
+                if mismatch is not None:
+                    where = f"{type(concept).__name__}.{name}{mismatch.place}"
+                    if mismatch.place or get_origin(annotation) is not Literal:
+                        # (the value's type is what is wrong: named, as a text field's is)
+                        shown = f"{mismatch.value!r}, {_a(mismatch.value)}"
+                        raise self._error(where, shown, mismatch.expected)
+                    raise self._error(where, repr(value), _expected(annotation))
 
     def _check_content_order(self) -> None:
         """A calls concept that drops the text beside calls comes before every concept that

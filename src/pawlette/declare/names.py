@@ -51,11 +51,6 @@ class Names(Concept):
     handles: ClassVar[frozenset[str]] = frozenset({"name"})
 
     def validate(self, layout: Layout) -> None:
-        if not isinstance(self.roles, tuple):
-            raise FormatError(
-                f"{layout.name}: Names.roles: {self.roles!r}, a {type(self.roles).__name__}; "
-                "expected a tuple of roles, such as ('user',)"
-            )
         for role in self.roles:
             if role not in _FRAMED:
                 # (a result's name is the results concept's: Results.name_close writes it)

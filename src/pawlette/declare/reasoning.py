@@ -148,15 +148,6 @@ class Reasoning(Concept):
             raise FormatError(
                 f"{layout.name}: Reasoning: an empty open or close fence; expected both"
             )
-        self.check_choices(layout, "keep", "prompt", "no_query", "in_content", "in_content_turns")
-        trim = self.in_content_trim
-        if not (
-            isinstance(trim, tuple) and len(trim) == 2 and all(isinstance(t, str) for t in trim)
-        ):
-            raise FormatError(
-                f"{layout.name}: Reasoning.in_content_trim: {trim!r}; expected two strings, the "
-                f"characters taken off the content's start and off its end"
-            )
         split_fields = (self.in_content_turns, self.in_content_trim) != ("all", ("\n", ""))
         if split_fields and not self.in_content:
             raise FormatError(
@@ -175,12 +166,7 @@ class Reasoning(Concept):
                 f"keep={self.keep!r}; expected keep='after_last_query' (the only keep a "
                 f"conversation's last user message decides)"
             )
-        if self.not_query != () and (
-            self.keep != "after_last_query"
-            or not isinstance(self.not_query, tuple)
-            or len(self.not_query) != 2
-            or not all(isinstance(text, str) and text for text in self.not_query)
-        ):
+        if self.not_query != () and (self.keep != "after_last_query" or not all(self.not_query)):
             raise FormatError(
                 f"{layout.name}: Reasoning.not_query: {self.not_query!r} with "
                 f"keep={self.keep!r}; expected two non-empty strings (a start and an end) and "
@@ -192,7 +178,7 @@ class Reasoning(Concept):
                 f"expected not_query's start and end"
             )
         roles = ("start", *layout.frames)
-        if not isinstance(self.after, tuple) or any(role not in roles for role in self.after):
+        if any(role not in roles for role in self.after):
             raise FormatError(
                 f"{layout.name}: Reasoning.after: {self.after!r}; expected a tuple of the "
                 f"roles after which a turn writes its block, each one of {', '.join(roles)}"

@@ -105,7 +105,6 @@ class SystemPrompt(Concept):
                 f"{layout.name}: SystemPrompt: no 'system' frame; expected Layout.frames to "
                 "have one (an empty Frame() for bare system text)"
             )
-        self.check_choices(layout, "default_when", "placement", "empty_first", "empty_later")
         if self.empty_later != "kept" and self.placement != "in_place":
             raise FormatError(
                 f"{layout.name}: SystemPrompt.empty_later: {self.empty_later!r} with placement="

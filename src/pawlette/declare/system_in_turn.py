@@ -15,7 +15,7 @@ from .concept import Concept
 from .system import jinja_refuse_later_system, refuse_later_system
 
 if TYPE_CHECKING:
-    from .concept import Layout, Render, Template
+    from .concept import Render, Template
 
 Host = Literal["next", "last_user"]
 
@@ -43,9 +43,6 @@ class SystemInTurn(Concept):
     joiner: str = "\n\n"
 
     claims: ClassVar[frozenset[str]] = frozenset({"system"})
-
-    def validate(self, layout: Layout) -> None:
-        self.check_choices(layout, "host")
 
     acts_on: ClassVar[frozenset[str] | None] = frozenset({"user"})
 

@@ -129,8 +129,8 @@ def test_the_options_of_an_outside_variant_change_at_run_time() -> None:
 @pytest.mark.parametrize(
     ("field", "value", "expected"),
     [
-        ("every_call", "yes", "HarmonyTurns.every_call: 'yes'; expected True or False"),
-        ("defaults_json", 1, "HarmonyTurns.defaults_json: 1; expected True or False"),
+        ("every_call", "yes", "HarmonyTurns.every_call: 'yes', a str; expected True or False"),
+        ("defaults_json", 1, "HarmonyTurns.defaults_json: 1, an int; expected True or False"),
         (
             "analysis",
             "always",

@@ -43,7 +43,6 @@ CHANNELS_LINE = (
 )
 TOOLS_LINE = "\nCalls to these tools must go to the commentary channel: 'functions'."
 OPTION_FIELDS = ("identity", "cutoff", "date", "effort")
-SWITCH_FIELDS = ("every_call", "constrained", "results_by_position", "defaults_json")
 CHANNEL_TAGS = ("<|channel|>analysis<|message|>", "<|channel|>final<|message|>")
 """Text the template refuses in an assistant message's content or reasoning."""
 CHANNEL_REFUSAL = "a channel header, which the template refuses"
@@ -125,23 +124,16 @@ class HarmonyTurns(Concept):
         yield from (self.constrain, self.call, self.return_)
 
     def validate(self, layout: Layout) -> None:
-        # Each field is checked here, before an interpreter reads it (the layout checked the
-        # Marker fields, as every concept's).  Whether each Option names an option of the
-        # layout, of the right kind, the layout checks next.
-        where = f"{layout.name}: HarmonyTurns"
-        kinds = (
-            (OPTION_FIELDS, Option, "an Option naming a field of Layout.options ({default!r})"),
-            (SWITCH_FIELDS, bool, "True or False"),
-        )
-        for names, kind, expected in kinds:
-            for name in names:
-                value = getattr(self, name)
-                if not isinstance(value, kind):
-                    default = getattr(HarmonyTurns, name)
-                    raise FormatError(
-                        f"{where}.{name}: {value!r}; expected {expected.format(default=default)}"
-                    )
-        self.check_choices(layout, "analysis")
+        # The Option fields are checked here, before an interpreter reads them (the layout
+        # checked the Marker fields and the plain ones, as every concept's).  Whether each
+        # names an option of the layout, of the right kind, the layout checks next.
+        for name in OPTION_FIELDS:
+            value = getattr(self, name)
+            if not isinstance(value, Option):
+                raise FormatError(
+                    f"{layout.name}: HarmonyTurns.{name}: {value!r}; expected an Option naming "
+                    f"a field of Layout.options ({getattr(HarmonyTurns, name)!r})"
+                )
 
     # ------------------------------------------------------------------ the writer
 
