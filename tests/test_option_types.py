@@ -382,3 +382,13 @@ def test_annotations_that_do_not_resolve_leave_those_fields_unchecked() -> None:
     check_options("partly", Partly(), {"unknown": 3})
     with pytest.raises(pawlette.RequestError, match=r"^options\.known: 3 \(int\)"):
         check_options("partly", Partly(), {"known": 3})
+
+
+@pytest.mark.parametrize("value", [("a",), (None,), ((),)])
+def test_the_empty_tuple_takes_no_item(value: tuple[object, ...]) -> None:
+    """``tuple[()]`` takes the empty tuple alone (Python 3.11 gives it no arguments, as it
+    gives a bare ``typing.Tuple``, which takes any tuple)."""
+    assert find_mismatch(tuple[()], ()) is None
+    assert find_mismatch(tuple[()], value) == Mismatch("", value, "an empty tuple")
+    assert find_mismatch(tuple[str, str] | tuple[()], value) is not None
+    assert find_mismatch(typing.Tuple, value) is None  # noqa: UP006 (the bare alias)
