@@ -151,7 +151,6 @@ class JsonCallList(JsonCallObject, ListedCallConcept):
                 f"{layout.name}: JsonCallList.open: empty; expected a fence, or open=None for "
                 "one bare JSON array as the whole turn"
             )
-        self.check_choices(layout, "ids")
         brackets = (self.list_open.strip(), "]" in self.list_close)
         if brackets not in (("[", True), ("", False)):
             raise FormatError(

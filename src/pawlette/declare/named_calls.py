@@ -96,7 +96,6 @@ class NamedCalls(SectionedCallConcept):
                 f"{layout.name}: NamedCalls: an empty open or arguments_open fence; expected "
                 "the fences before the name and before the arguments"
             )
-        self.check_choices(layout, "content")
         if self.id_pattern is not None and not self.writes_ids():
             raise FormatError(
                 f"{layout.name}: {type(self).__name__}.id_pattern: {self.id_pattern!r} with "

@@ -88,7 +88,6 @@ class PythonCalls(ListedCallConcept):
                 f"{layout.name}: PythonCalls: an empty open fence; expected the fence that "
                 "starts the call list"
             )
-        self.check_choices(layout, "quote", "spelling")
         if self.spelling == "template" and self.quote != "repr":
             raise FormatError(
                 f"{layout.name}: PythonCalls.quote: {self.quote!r} with spelling='template'; "

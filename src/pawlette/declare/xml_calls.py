@@ -95,7 +95,6 @@ class XmlCalls(SectionedCallConcept):
                     f"{layout.name}: XmlCalls.{name}: {getattr(self, name)!r}; expected a fence "
                     "with a tag in it (the calls are read by their tags)"
                 )
-        self.check_choices(layout, "values")
 
     def value_text(self, value: Any) -> str:
         """A value as written (see ``values``; ``str`` of ``True`` or ``None`` is Python's
