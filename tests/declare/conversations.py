@@ -568,11 +568,14 @@ def normalise_completion(
         message["reasoning_content"] = (message.get("reasoning_content") or "").strip(trim)
         if isinstance(message.get("content"), str):
             message["content"] = message["content"].lstrip(trim)
+            if not message["content"] and message.get("tool_calls"):
+                message["content"] = None  # no text beside the calls (read back so)
     if reasoning is not None and reasoning.empty_on_last and not message.get("reasoning_content"):
         message.pop("reasoning_content", None)  # an empty block is no reasoning
-    kept_always = reasoning is not None and reasoning.keep == "all" and bool(trim) and written
-    if kept_always and not message.get("reasoning_content"):
-        message.pop("reasoning_content", None)  # trimmed to nothing (Ling 3.0): no reasoning
+    trimmed = reasoning is not None and reasoning.keep != "none" and bool(trim) and written
+    if trimmed and not message.get("reasoning_content"):
+        # Trimmed to nothing (Ling 3.0's "\n", MiniCPM's): an empty block, no reasoning.
+        message.pop("reasoning_content", None)
     if reasoning is not None and reasoning.keep == "none":
         message.pop("reasoning_content", None)  # never written (a recorded loss)
     # keep="calls": written only beside calls; an empty block reads back as none.
