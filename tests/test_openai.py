@@ -950,6 +950,9 @@ ODD_CALLS: list[list[dict[str, Any]]] = [
     [_odd_call(18), _odd_call(19, name="")],
     [_odd_call(20), _odd_call(21)],
     [_odd_call(22, type="Function")],
+    # (three keys, two in the function, one of them not the shape's: a missing key)
+    [{"ident": "odd23", "type": "function", "function": {"name": "f", "arguments": "{}"}}],
+    [{"id": "odd24", "type": "function", "function": {"name": "f", "argument": "{}"}}],
 ]
 
 

@@ -689,6 +689,33 @@ def test_a_turn_holding_the_tools_is_kept_by_the_tools() -> None:
         _same(fmt, other)
 
 
+@pytest.mark.parametrize("text", ["Be brief.", "Ends in a backslash \\", "Says [SYS] and \\[/SYS]"])
+def test_a_turn_holding_new_tools_writes_its_part_before_them_from_kept_segments(
+    text: str,
+) -> None:
+    """PCML's system turn with tools new in each request (never the reader's kept ones): its
+    part before the tools block (its open, its text) is written again from the segments kept
+    for its message, the block and the turn's end anew; the text is the reference's, with a
+    backslash run the block's marker settles and escaped markers too."""
+    fmt = pawlette.get_format("pcml")
+    system = {"role": "system", "content": text}
+    question = {"role": "user", "content": "Hi"}
+    renderings = []
+    for number in range(3):
+        tool = json.loads(json.dumps(WEATHER_TOOL))
+        tool["function"]["description"] = f"new {number}"
+        request = {"messages": [system, question], "tools": [tool]}
+        _same(fmt, request)
+        renderings.append(fmt.render(request))
+        assert f"new {number}" in renderings[-1].text
+    # (the system text's segment, written by the writer anew in each render, is the same
+    # object from the kept part; a pending backslash run is settled on a copy of it)
+    first, second = (rendering.segments[1] for rendering in renderings[1:])
+    assert first.kind == second.kind == "content"
+    assert (second is first) is not text.endswith("\\")
+    assert second == first
+
+
 def test_a_turn_holding_tools_the_reader_does_not_keep_is_written_anew() -> None:
     """Tools given as core values (a caller may change their definitions between renders)
     are not the reader's kept ones: a turn holding them is never kept by their identity."""

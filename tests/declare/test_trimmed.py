@@ -196,3 +196,8 @@ def test_a_message_met_again_among_others_is_checked_again_unless_found_untrimme
     assert later.losses == ("messages[2].content: whitespace at its ends trimmed",)
     moved = fmt.render([spaced, answer, clean])
     assert moved.losses == ("messages[0].content: whitespace at its ends trimmed",)
+    twice = fmt.render([spaced, answer, clean, answer, spaced])  # (one message read twice)
+    assert twice.losses == (
+        "messages[0].content: whitespace at its ends trimmed",
+        "messages[4].content: whitespace at its ends trimmed",
+    )

@@ -196,6 +196,41 @@ def _keep_turn(
             whole[index, id(message), previous, id(tools)] = entry
 
 
+def _keep_head(
+    heads: dict[tuple[Any, ...], tuple[Any, ...]],
+    message: Message,
+    index: int,
+    previous: str | None,
+    writer: Writer,
+    start: int,
+) -> None:
+    """Keep the segments a turn wrote (``writer``'s from ``start``) before its first hook
+    that reads the tools (:func:`_head_kept`) for ``message`` at ``index`` after a turn of
+    ``previous``, with the caller text they leave pending: the part of the turn new tools
+    leave as it was."""
+    if index < MAX_CACHED_INDEX:
+        if len(heads) >= WHOLE_TURNS_KEPT:
+            heads.clear()
+        segments = tuple(writer._segments[start:])
+        heads[index, id(message), previous] = (message, segments, writer._unfinished)
+
+
+def _head_kept(hooks: Any, fields: tuple[str, ...] | None) -> bool:
+    """Whether a turn kept whole by the tools' identity too (:func:`_wholly_kept`, its
+    hooks before it local) keeps its part before the closing hooks apart, by its message,
+    index and the role before it alone: the hooks that read the tools are closing hooks
+    only (a tools block at the end of a system turn), so a request with new tools writes
+    only those hooks and the turn's end.  Not for a turn kept only at or before the last
+    query or only when met again (a turn of calls): those keep nothing more."""
+    if not hooks.reads_tools or fields is None or _placed(fields):
+        return False
+    if "tool_calls" not in fields and any("tool_calls" in needs for needs in hooks.needs.values()):
+        return False
+    read = hooks.tools_read
+    early = ("write_before", "turn_open", "write_opening", "write_content")
+    return not any(any(read[hook]) for hook in early) and any(read["write_closing"])
+
+
 def _write_claimed(
     write_message: Callable[[Any, int], None],
     whole: dict[tuple[Any, ...], tuple[Any, ...]],
@@ -363,6 +398,17 @@ def _turn(source: _Source, role: str, hooks: Any, escapes: bool, missed: bool = 
     kept_first = whole and all(hooks.local["write_before"])
     if kept_first:
         _whole_kept(source, tag, role, escapes, hooks.reads_tools, _placed(fields), missed)
+    # (new tools, the message met before: its part before the tools' hooks again)
+    head = source.bind(f"head_{tag}", {}) if kept_first and _head_kept(hooks, fields) else None
+    if head is not None:
+        source.line(f"head = {head}.get((index, id(message), previous)) if start >= 0 else None")
+        source.line("if head is not None and head[0] is message:")
+        source.line("    writer._extend(head[1])")
+        if escapes:
+            source.line("    writer._unfinished = head[2]")
+        source.line("    out.has_content = True")
+        source.line("else:")
+        source.depth += 1
     if hooks.before:
         for call in source.calls(f"before_{tag}", hooks.before, "out, index"):
             source.line(call)
@@ -449,6 +495,12 @@ def _turn(source: _Source, role: str, hooks: Any, escapes: bool, missed: bool = 
         if whole and not hooks_kept:
             source.line("    start = -1")
         _write_text(source, hooks)
+    if head is not None:
+        keep = source.bind("keep_head", _keep_head)
+        held = "".join(f" and not {_needed(field)}" for field in fields or ())
+        source.line(f"if start >= 0{held}:")
+        source.line(f"    {keep}({head}, message, index, previous, writer, start)")
+        source.depth -= 1
     _statements(source, hooks, "closing", "write_closing", tag)
     ends = bool(hooks.turn_end)
     if ends:

@@ -66,6 +66,9 @@ class TurnHooks:
         self.reads_tools = False
         """Some hook of the role reads the request's tools (:meth:`Concept.hook_reads_tools`):
         a turn kept whole is kept by the tools' identity too."""
+        self.tools_read: dict[str, list[bool]] = {}
+        """Whether each hook reads the request's tools (and is not local), by hook name, in
+        order: the part of a turn before the first that does is kept without the tools."""
         self.outside: dict[str, list[bool]] = {}
         """Whether each hook writes only outside its turn and changes nothing the turn reads
         (:meth:`Concept.hooks_outside_turn`), by hook name, in order."""
@@ -85,6 +88,7 @@ class TurnHooks:
                 for c, alone in zip(acting, local, strict=True)
             ]
             self.reads_tools = self.reads_tools or any(tools)
+            self.tools_read[method] = tools
             self.local[method] = [alone or reads for alone, reads in zip(local, tools, strict=True)]
             self.outside[method] = [method in c.hooks_outside_turn() for c in acting]
             return [getattr(c, method) for c in acting]
