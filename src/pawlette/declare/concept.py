@@ -58,7 +58,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterator
 from dataclasses import is_dataclass
-from typing import TYPE_CHECKING, ClassVar, get_args, get_type_hints
+from typing import TYPE_CHECKING, ClassVar
 
 from .pieces import Fence, Marker, pieces_in
 
@@ -123,22 +123,6 @@ class Concept(metaclass=ConceptType):
     def validate(self, layout: Layout) -> None:
         """Refuse an inconsistent declaration with :class:`~pawlette.errors.FormatError`
         (naming the field, what was given and what is allowed)."""
-
-    def check_choices(self, layout: Layout, *names: str) -> None:
-        """Refuse a value of the fields ``names`` that their ``Literal`` type does not list."""
-        from ..errors import FormatError
-
-        for name in names:
-            # Each class resolves its fields' annotations in its own module (a Literal, or an
-            # alias of one there).
-            allowed = get_args(get_type_hints(type(self))[name])
-            value = getattr(self, name)
-            if value not in allowed:
-                listed = ", ".join(repr(choice) for choice in allowed[:-1])
-                raise FormatError(
-                    f"{layout.name}: {type(self).__name__}.{name}: {value!r}; expected "
-                    f"{listed} or {allowed[-1]!r}"
-                )
 
     def escapes_markers(self) -> bool:
         """Whether the format escapes marker spellings inside caller text (a backslash before

@@ -45,11 +45,6 @@ class Ignored(Concept):
     fields: tuple[str, ...]
 
     def validate(self, layout: Layout) -> None:
-        if isinstance(self.fields, str):  # ("name") is a string: each letter would be a field
-            raise FormatError(
-                f"{layout.name}: Ignored.fields: {self.fields!r}, a string; expected a tuple "
-                f"of field names, such as ({self.fields!r},)"
-            )
         for name in self.fields:
             if name not in IGNORABLE:
                 raise FormatError(
@@ -175,20 +170,12 @@ class Trimmed(Concept):
     def validate(self, layout: Layout) -> None:
         from .layout import ROLES
 
-        if not isinstance(self.roles, tuple):
-            raise FormatError(
-                f"{layout.name}: Trimmed.roles: {self.roles!r}, a "
-                f"{type(self.roles).__name__}; expected a tuple of roles, such as ('user',)"
-            )
         for role in self.roles:
             if role not in ROLES:
                 raise FormatError(
                     f"{layout.name}: Trimmed.roles: {role!r}; expected some of " + ", ".join(ROLES)
                 )
-        self.check_choices(layout, "side")
-        if self.characters is not None and (
-            not isinstance(self.characters, str) or not self.characters
-        ):
+        if self.characters == "":
             raise FormatError(
                 f"{layout.name}: Trimmed.characters: {self.characters!r}; expected None (all "
                 "whitespace) or a non-empty string of the characters to trim, such as '\\n'"
@@ -374,7 +361,6 @@ class TextAfter(Concept):
                 f"{layout.name}: TextAfter.separator is empty; expected the text whose "
                 "first or last occurrence the written text follows (such as '</think>')"
             )
-        self.check_choices(layout, "occurrence")
 
     def write_content(self, out: Render, index: int) -> bool:
         if not 0 <= index < len(out.messages):

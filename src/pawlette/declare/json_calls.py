@@ -134,7 +134,6 @@ class JsonCalls(JsonCallObject, SectionedCallConcept):
         return self.separator
 
     def validate(self, layout: Layout) -> None:
-        self.check_choices(layout, "arguments")
         if self.open is not None and not self.open and not self.close:
             raise FormatError(
                 f"{layout.name}: JsonCalls: empty open and close fences; expected fences "

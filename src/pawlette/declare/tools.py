@@ -143,7 +143,6 @@ class ToolsBlock(Concept):
         return self.separator + self.open
 
     def validate(self, layout: Layout) -> None:
-        self.check_choices(layout, "place", "wrap", "separator_when")
         if self.array and (self.item_open or self.item_close):
             raise FormatError(
                 f"{layout.name}: ToolsBlock: item_open/item_close with array=True; expected "
@@ -191,13 +190,6 @@ class ToolsBlock(Concept):
                 f"{layout.name}: ToolsBlock.open: empty with place={self.place!r}; expected a "
                 "fence with text (or an item_open or a separator): inside a turn, reading "
                 "tells the block from the turn's text where it opens"
-            )
-        if self.indent is not None and (
-            not isinstance(self.indent, int) or isinstance(self.indent, bool)
-        ):
-            raise FormatError(
-                f"{layout.name}: ToolsBlock.indent: {self.indent!r}; expected None or a "
-                "number of spaces, as tojson(indent=...) takes"
             )
 
     # ------------------------------------------------------------------ JSON
