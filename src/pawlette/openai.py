@@ -664,29 +664,9 @@ def _calls_key(raw_calls: object, text: str | None) -> tuple[str | None, ...] | 
     {"name", "arguments"}}`` of strings and they are short; else None."""
     if type(raw_calls) is not list or not raw_calls:
         return None
-    try:  # (a missing key is a KeyError: subscripts cost less than get calls)
-        if len(raw_calls) == 1:  # (most turns: one call, its key made without the loop)
-            call = raw_calls[0]
-            if type(call) is not dict or len(call) != 3 or call["type"] != "function":
-                return None
-            function = call["function"]
-            call_id = call["id"]
-            if type(function) is not dict or len(function) != 2 or type(call_id) is not str:
-                return None
-            name = function["name"]
-            arguments = function["arguments"]
-            if (
-                type(name) is not str
-                or type(arguments) is not str
-                or len(arguments) + (0 if text is None else len(text)) > _TEXT_MESSAGE_LONGEST
-            ):
-                return None
-            return (text, call_id, name, arguments)
-    except KeyError:
-        return None
     key: tuple[str | None, ...] = (text,)
     size = 0 if text is None else len(text)
-    try:
+    try:  # (a missing key is a KeyError: subscripts cost less than get calls)
         for call in raw_calls:
             if type(call) is not dict or len(call) != 3 or call["type"] != "function":
                 return None
