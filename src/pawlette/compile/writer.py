@@ -196,25 +196,6 @@ def _keep_turn(
             whole[index, id(message), previous, id(tools)] = entry
 
 
-def _keep_head(
-    heads: dict[tuple[Any, ...], tuple[Any, ...]],
-    message: Message,
-    index: int,
-    previous: str | None,
-    writer: Writer,
-    start: int,
-) -> None:
-    """Keep the segments a turn wrote (``writer``'s from ``start``) before its first hook
-    that reads the tools (:func:`_head_kept`) for ``message`` at ``index`` after a turn of
-    ``previous``, with the caller text they leave pending: the part of the turn new tools
-    leave as it was."""
-    if index < MAX_CACHED_INDEX:
-        if len(heads) >= WHOLE_TURNS_KEPT:
-            heads.clear()
-        segments = tuple(writer._segments[start:])
-        heads[index, id(message), previous] = (message, segments, writer._unfinished)
-
-
 def _head_kept(hooks: Any, fields: tuple[str, ...] | None) -> bool:
     """Whether a turn kept whole by the tools' identity too (:func:`_wholly_kept`, its
     hooks before it local) keeps its part before the closing hooks apart, by its message,
@@ -496,7 +477,7 @@ def _turn(source: _Source, role: str, hooks: Any, escapes: bool, missed: bool = 
             source.line("    start = -1")
         _write_text(source, hooks)
     if head is not None:
-        keep = source.bind("keep_head", _keep_head)
+        keep = source.bind("keep_turn", _keep_turn)  # (its part before the tools alone)
         held = "".join(f" and not {_needed(field)}" for field in fields or ())
         source.line(f"if start >= 0{held}:")
         source.line(f"    {keep}({head}, message, index, previous, writer, start)")

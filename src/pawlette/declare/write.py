@@ -63,9 +63,6 @@ class TurnHooks:
         """Whether each hook writes a message's turn from that message and its place alone
         (:meth:`Concept.hook_is_local`), or from those and the request's tools
         (:meth:`Concept.hook_reads_tools`), by hook name, in order."""
-        self.reads_tools = False
-        """Some hook of the role reads the request's tools (:meth:`Concept.hook_reads_tools`):
-        a turn kept whole is kept by the tools' identity too."""
         self.tools_read: dict[str, list[bool]] = {}
         """Whether each hook reads the request's tools (and is not local), by hook name, in
         order: the part of a turn before the first that does is kept without the tools."""
@@ -87,7 +84,6 @@ class TurnHooks:
                 not alone and c.hook_reads_tools(method, role)
                 for c, alone in zip(acting, local, strict=True)
             ]
-            self.reads_tools = self.reads_tools or any(tools)
             self.tools_read[method] = tools
             self.local[method] = [alone or reads for alone, reads in zip(local, tools, strict=True)]
             self.outside[method] = [method in c.hooks_outside_turn() for c in acting]
@@ -111,6 +107,12 @@ class TurnHooks:
         self.closing = hooked("write_closing")
         self.turn_end = hooked("turn_end")
         self.after = hooked("write_after")
+
+    @property
+    def reads_tools(self) -> bool:
+        """Some hook of the role reads the request's tools (:meth:`Concept.hook_reads_tools`):
+        a turn kept whole is kept by the tools' identity too."""
+        return any(any(read) for read in self.tools_read.values())
 
 
 class Plan:
