@@ -283,6 +283,17 @@ def test_a_call_id_pattern_the_format_cannot_mint_names_the_layout() -> None:
     )
 
 
+def test_a_result_id_pattern_the_format_cannot_mint_names_the_layout() -> None:
+    """A result's id of another shape is read back as a new id of the pattern's shape, so
+    the pattern must be one ids can be minted of, as a call's."""
+    results = Results(id_close=fence(Marker("<id>")), id_pattern="[a-z]+")
+    message = _refused(lambda: _layout(results))
+    assert message.startswith(
+        "probe: Results.id_pattern: '[a-z]+', '+' at 5: not a character, a set of "
+        "characters or a count; expected characters and bracketed sets of them"
+    )
+
+
 def test_results_id_pattern_needs_an_id_written() -> None:
     message = _refused(lambda: _layout(Results(id_pattern="[A-Za-z0-9]{9}")))
     assert message == (

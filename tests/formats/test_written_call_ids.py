@@ -121,3 +121,66 @@ def test_a_conversation_read_back_answers_a_replaced_id_under_the_served_one(
     )
     with pytest.raises(pawlette.ParseError, match=f"call id {WRITTEN!r}"):
         fmt.parse_conversation(odd, strict=True)
+
+
+def _result_patterned() -> list[tuple[str, str]]:
+    """Each format name whose results concept declares an ``id_pattern``, with the pattern."""
+    found = []
+    for base in pawlette.formats():
+        declaration = getattr(pawlette.get_format(base), "declaration", None)
+        variants = getattr(declaration, "variants", None) or {}
+        for name in [base, *(f"{base}:{variant}" for variant in variants)]:
+            concepts = getattr(pawlette.get_format(name).declaration, "concepts", ())
+            for concept in concepts:
+                if type(concept).__name__ == "Results" and concept.id_pattern:
+                    found.append((name, concept.id_pattern))
+    return found
+
+
+RESULT_PATTERNED = _result_patterned()
+
+
+def test_the_formats_whose_results_have_an_id_pattern_are_found() -> None:
+    assert {"mistral", "mistral:small-3.2"} <= {name for name, _ in RESULT_PATTERNED}
+
+
+@pytest.mark.parametrize(
+    ("name", "pattern"), RESULT_PATTERNED, ids=[name for name, _ in RESULT_PATTERNED]
+)
+def test_a_result_naming_an_id_of_another_shape_reads_back_under_one_the_format_renders(
+    name: str, pattern: str
+) -> None:
+    """A result whose written id answers no call and is of a shape the render refuses reads
+    back under an id of the format's shape, the same on every read, with a warning naming
+    the written id: the messages read back render again."""
+    fmt = pawlette.get_format(name)
+    pieces = id_pieces(pattern)
+    assert not isinstance(pieces, str)
+    valid, answered = mint_id(pieces), mint_id(pieces)
+    call = {"id": valid, "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {}}}]
+    messages: list[dict[str, Any]] = [
+        {"role": "user", "content": "Go."},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": answered, "content": "ok"},
+        {"role": "assistant", "content": "Done."},
+    ]
+    text = fmt.render({"messages": messages, "tools": tools}).text
+    assert text.count(answered) == 1, text
+    odd = text.replace(answered, WRITTEN)
+
+    first, again = fmt.parse_conversation(odd), fmt.parse_conversation(odd)
+    assert first.messages == again.messages
+    assert first.messages[1]["tool_calls"][0]["id"] == valid
+    served = first.messages[2]["tool_call_id"]
+    assert re.fullmatch(pattern, served) and served != valid, first.messages
+    assert [warning.text for warning in first.warnings] == [WRITTEN]
+    message = first.warnings[0].message
+    assert f"result's call id {WRITTEN!r}" in message and f"(served as {served!r})" in message
+    assert f"an id matching {pattern}" in message
+    assert 0 <= first.warnings[0].offset <= odd.index(WRITTEN)
+    assert fmt.render({"messages": first.messages, "tools": tools}).text == text.replace(
+        answered, served
+    )
+    with pytest.raises(pawlette.ParseError, match=f"result's call id {WRITTEN!r}"):
+        fmt.parse_conversation(odd, strict=True)

@@ -22,6 +22,7 @@ import string
 from dataclasses import dataclass, field
 
 from ..emit.grammar_ast import CharClass, Node, Repeat, seq
+from ..errors import FormatError
 
 _PIECE = re.compile(
     r"(\[(?:[^\]\\]|\\.)+\]|\\[A-Za-z0-9]|\\.|[^\\\[\]{}()|*+?.^$])(\{\d+(?:,\d+)?\})?"
@@ -105,6 +106,19 @@ def id_pieces(pattern: str) -> tuple[IdPiece, ...] | str:
     if not pieces:
         return "an empty pattern"
     return tuple(pieces)
+
+
+def id_shape(owner: str, pattern: str | None) -> tuple[IdPiece, ...] | None:
+    """The pieces of ``owner``'s ``id_pattern`` (None: any id), which the parser mints ids of;
+    a pattern outside the language of ids is refused, since the format could not give an id
+    its render takes back (a layout refuses it when declared, naming itself; this refuses it
+    for a concept used outside a layout)."""
+    if pattern is None:
+        return None
+    pieces = id_pieces(pattern)
+    if isinstance(pieces, str):
+        raise FormatError(f"{owner}.id_pattern: {pattern!r}, {pieces}; expected {ID_LANGUAGE}")
+    return pieces
 
 
 def mint_id(pieces: tuple[IdPiece, ...], seed: str | None = None) -> str:

@@ -24,9 +24,9 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from ..engine.call_scanner import unknown_tool
 from ..engine.json_text import PARSED_ARGUMENTS, acyclic_json_string
 from ..engine.kept import MISSING, Kept
-from ..errors import FormatError, RequestError, UnsupportedFeature
+from ..errors import RequestError, UnsupportedFeature
 from ..types import ToolCall
-from .call_ids import ID_LANGUAGE, IdPiece, ReplacedCallIds, id_pieces, mint_id
+from .call_ids import IdPiece, ReplacedCallIds, id_shape, mint_id
 from .concept import Concept
 from .pieces import Fence
 from .readers import AfterSectionReader, BetweenCallsReader, SectionReader, next_state
@@ -238,19 +238,8 @@ class CallConcept(Concept):
     @cached_property
     def id_shape(self) -> tuple[IdPiece, ...] | None:
         """The pieces of ``id_pattern`` (None: any id), which the parser mints ids of and the
-        forced grammar holds the model's ids to; a pattern outside the language of ids
-        (:mod:`~.call_ids`) is refused, since the format could not give a call an id its
-        render takes back (a layout refuses it when declared, naming itself; this refuses it
-        for a concept used outside a layout)."""
-        if self.id_pattern is None:
-            return None
-        pieces = id_pieces(self.id_pattern)
-        if isinstance(pieces, str):
-            raise FormatError(
-                f"{type(self).__name__}.id_pattern: {self.id_pattern!r}, {pieces}; expected "
-                + ID_LANGUAGE
-            )
-        return pieces
+        forced grammar holds the model's ids to (:func:`~.call_ids.id_shape`)."""
+        return id_shape(type(self).__name__, self.id_pattern)
 
     def new_id(self, parser: Parser) -> str:
         """An id for a call the model wrote without one: of ``id_pattern``'s shape unless the

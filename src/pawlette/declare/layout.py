@@ -498,9 +498,9 @@ class Layout:
                             raise self._error(
                                 where, f"{value!r}, {error}", "a regular expression"
                             ) from None
-                        # A calls concept mints ids of the pattern's shape for calls the
-                        # model writes without one, so the pattern must be one it can mint.
-                        pieces = id_pieces(value) if concept.job == "calls" else ()
+                        # The parser mints ids of the pattern's shape (for a call written
+                        # without one, or an id of another shape), so it must be one it can mint.
+                        pieces = id_pieces(value)
                         if isinstance(pieces, str):
                             raise self._error(where, f"{value!r}, {pieces}", ID_LANGUAGE)
                 elif kind == "fences":

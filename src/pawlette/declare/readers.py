@@ -6,6 +6,7 @@ whitespace between calls, call sections, and wrappers that drop layout a state b
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,7 +15,7 @@ from ..engine.machine import Parser, Reader, ReaderFactory
 from ..engine.readers import CallEnvelope, JsonCallReader, ScaffoldReader, WholeTextReader
 from ..types import MetadataItem, ReasoningDelta, TextDelta, Tool, ToolsDeclared
 from .bare_calls import DECODER
-from .call_ids import ReplacedCallIds
+from .call_ids import ReplacedCallIds, id_shape, mint_id
 
 
 class Described:
@@ -238,30 +239,50 @@ class ResultReader(WholeTextReader):
 
 
 class ResultIdReader(WholeTextReader):
-    """The id written before a tool result: the tool message begins here."""
+    """The id written before a tool result: the tool message begins here.  ``pattern``: the
+    ids the format's render takes (:func:`answered_id`)."""
 
-    __slots__ = ()
+    __slots__ = ("_pattern",)
 
-    def __init__(self, parser: Parser) -> None:
+    def __init__(self, parser: Parser, pattern: str | None = None) -> None:
         super().__init__(parser)
+        self._pattern = pattern
         parser.begin_message("tool")
 
     def close(self, marker: str | None, offset: int) -> None:
-        identifier = answered_id(self._parser, self._text(), offset)
+        # (a warning points where the id begins)
+        begun = self._offset if self._chunks else offset
+        identifier = answered_id(self._parser, self._text(), begun, self._pattern)
         self._parser.emit(MetadataItem("tool_call_id", identifier))
 
 
-def answered_id(parser: Parser, written: str, offset: int) -> str:
+def answered_id(parser: Parser, written: str, offset: int, pattern: str | None = None) -> str:
     """The ``tool_call_id`` of a result whose text names the call ``written``: the id the
-    call was served under when reading replaced the one it wrote (a warning says so)."""
+    call was served under when reading replaced the one it wrote; else, when ``written`` does
+    not match ``pattern`` (the ids the format's render takes), a new id of that shape, as a
+    call's id of another shape is served (the conversation read back renders again).  A
+    warning says which."""
     written = written.strip()
     served = parser.context(ReplacedCallIds).ids.get(written)
-    if served is None:
+    if served is not None:
+        parser.malformed(
+            offset,
+            f"result's call id {written!r} (its call served as {served!r}, answered under that id)",
+            "the id of a call as served",
+            written,
+        )
+        return served
+    if pattern is None or re.fullmatch(pattern, written) is not None:
         return written
+    pieces = id_shape("Results", pattern)
+    if pieces is None:  # (never: a pattern is given)
+        return written
+    served = parser.mint_call_id(lambda seed: mint_id(pieces, seed))
     parser.malformed(
         offset,
-        f"result's call id {written!r} (its call served as {served!r}, answered under that id)",
-        "the id of a call as served",
+        f"result's call id {written!r} is of a shape the format's render refuses (served as "
+        f"{served!r})",
+        f"an id matching {pattern}",
         written,
     )
     return served
@@ -283,14 +304,18 @@ class ResultBeforeIdReader(WholeTextReader):
         self._parser.emit(TextDelta(self._text()))
 
 
-class ResultIdAfterReader(WholeTextReader):
-    """The id written after a tool result's text: the tool message ends with it."""
+class ResultIdAfterReader(ResultIdReader):
+    """The id written after a tool result's text: the tool message ends with it (it began at
+    the row into the text's state)."""
 
     __slots__ = ()
 
+    def __init__(self, parser: Parser, pattern: str | None = None) -> None:
+        WholeTextReader.__init__(self, parser)
+        self._pattern = pattern
+
     def close(self, marker: str | None, offset: int) -> None:
-        identifier = answered_id(self._parser, self._text(), offset)
-        self._parser.emit(MetadataItem("tool_call_id", identifier))
+        super().close(marker, offset)
         self._parser.end_message()
 
 

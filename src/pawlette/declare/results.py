@@ -12,6 +12,7 @@ True
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass
@@ -34,6 +35,7 @@ from .table import begin
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from ..engine.machine import ReaderFactory
     from ..types import Message
     from .concept import Layout, Render, Table, Template
 
@@ -276,8 +278,15 @@ class Results(Concept):
         item_open, item_close = table.text(self.item_open), table.text(self.item_close)
         if self.writes_ids():
             table.fields["tool"] = {"tool_call_id": "tool_call_id"}
+        # (a written id of a shape the render refuses is served under one it takes)
+        pattern = self.id_pattern
+        id_before: ReaderFactory = ResultIdReader
+        id_after: ReaderFactory = ResultIdAfterReader
+        if pattern is not None:
+            id_before = functools.partial(ResultIdReader, pattern=pattern)
+            id_after = functools.partial(ResultIdAfterReader, pattern=pattern)
         if self.id_close is not None:
-            table.state("tool.id", ResultIdReader, "tool")
+            table.state("tool.id", id_before, "tool")
             text_reader = JsonResultTextReader if self.json_text else ResultTextReader
             table.state("tool.item", text_reader, "tool", ends=not item_close)
             for opener in sorted(openers - {""}):
@@ -291,7 +300,7 @@ class Results(Concept):
         else:
             if self.id_after is not None:  # the text up to the id's fence, the id after it
                 table.state("tool.item", ResultBeforeIdReader, "tool")
-                table.state("tool.id", ResultIdAfterReader, "tool")
+                table.state("tool.id", id_after, "tool")
             else:
                 reader = JsonResultReader if self.json_text else ResultReader
                 table.state("tool.item", reader, "tool", ends=not item_close)
