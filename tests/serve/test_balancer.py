@@ -29,8 +29,9 @@ _HELD: list[socket.socket] = []
 
 def dead_url() -> str:
     """A loopback URL nobody listens on (connects are refused).  Its port stays bound, never
-    listening, for the session: a port given back could be taken by another test's server
-    (a replica meant dead then answers, seen once in CI as a 502 for the expected 503)."""
+    listening, until the test's servers have stopped (the ``start`` fixture closes it): a
+    port given back sooner could be taken by another test's server (a replica meant dead then
+    answers, seen once in CI as a 502 for the expected 503)."""
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     _HELD.append(sock)
@@ -80,6 +81,8 @@ def start() -> Iterator[Callable[..., LiveServer]]:
     yield factory
     for server in servers:
         server.stop()
+    while _HELD:  # (the dead replicas' ports, no server left to connect to them)
+        _HELD.pop().close()
 
 
 # ---------------------------------------------------------------------- the policy
