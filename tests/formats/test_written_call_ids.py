@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 import pawlette
+from pawlette.declare import Results
 from pawlette.declare.call_ids import id_pieces, mint_id
 
 from ..helpers import completion_text
@@ -19,9 +20,9 @@ from ..helpers import completion_text
 WRITTEN = "abc"  # (three characters: no pattern of a fixed length of nine matches it)
 
 
-def _patterned() -> list[tuple[str, str]]:
-    """Each format name (``NAME`` and ``NAME:VARIANT``) whose calls concept has an
-    ``id_pattern``, with the pattern."""
+def _patterned(kind: type | None = None) -> list[tuple[str, str]]:
+    """Each format name (``NAME`` and ``NAME:VARIANT``) whose calls concept (or concept of
+    ``kind``) has an ``id_pattern``, with the pattern."""
     found = []
     for base in pawlette.formats():
         declaration = getattr(pawlette.get_format(base), "declaration", None)
@@ -29,7 +30,12 @@ def _patterned() -> list[tuple[str, str]]:
         for name in [base, *(f"{base}:{variant}" for variant in variants)]:
             concepts = getattr(pawlette.get_format(name).declaration, "concepts", ())
             for concept in concepts:
-                if getattr(concept, "job", None) == "calls" and concept.id_pattern:
+                owner = (
+                    getattr(concept, "job", None) == "calls"
+                    if kind is None
+                    else (type(concept) is kind)
+                )
+                if owner and concept.id_pattern:
                     found.append((name, concept.id_pattern))
     return found
 
@@ -86,6 +92,21 @@ def test_a_written_id_of_another_shape_is_served_as_one_the_format_renders(
         fmt.parse(completion, strict=True)
 
 
+TOOLS = [{"type": "function", "function": {"name": "f", "parameters": {}}}]
+
+
+def _round(call_id: str, answered: str) -> dict[str, Any]:
+    """A request of one call (``call_id``), a result naming ``answered`` and an answer."""
+    call = {"id": call_id, "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    messages: list[dict[str, Any]] = [
+        {"role": "user", "content": "Go."},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": answered, "content": "ok"},
+        {"role": "assistant", "content": "Done."},
+    ]
+    return {"messages": messages, "tools": TOOLS}
+
+
 @pytest.mark.parametrize(("name", "pattern"), PATTERNED, ids=[name for name, _ in PATTERNED])
 def test_a_conversation_read_back_answers_a_replaced_id_under_the_served_one(
     name: str, pattern: str
@@ -97,15 +118,7 @@ def test_a_conversation_read_back_answers_a_replaced_id_under_the_served_one(
     pieces = id_pieces(pattern)
     assert not isinstance(pieces, str)
     valid = mint_id(pieces)
-    call = {"id": valid, "type": "function", "function": {"name": "f", "arguments": "{}"}}
-    tools = [{"type": "function", "function": {"name": "f", "parameters": {}}}]
-    messages: list[dict[str, Any]] = [
-        {"role": "user", "content": "Go."},
-        {"role": "assistant", "content": None, "tool_calls": [call]},
-        {"role": "tool", "tool_call_id": valid, "content": "ok"},
-        {"role": "assistant", "content": "Done."},
-    ]
-    text = fmt.render({"messages": messages, "tools": tools}).text
+    text = fmt.render(_round(valid, valid)).text
     assert text.count(valid) == 2, text
     odd = text.replace(valid, WRITTEN)
 
@@ -116,28 +129,14 @@ def test_a_conversation_read_back_answers_a_replaced_id_under_the_served_one(
     assert first.messages[2]["tool_call_id"] == served
     assert [warning.text for warning in first.warnings] == [WRITTEN, WRITTEN]
     assert f"its call served as {served!r}" in first.warnings[1].message
-    assert fmt.render({"messages": first.messages, "tools": tools}).text == text.replace(
+    assert fmt.render({"messages": first.messages, "tools": TOOLS}).text == text.replace(
         valid, served
     )
     with pytest.raises(pawlette.ParseError, match=f"call id {WRITTEN!r}"):
         fmt.parse_conversation(odd, strict=True)
 
 
-def _result_patterned() -> list[tuple[str, str]]:
-    """Each format name whose results concept declares an ``id_pattern``, with the pattern."""
-    found = []
-    for base in pawlette.formats():
-        declaration = getattr(pawlette.get_format(base), "declaration", None)
-        variants = getattr(declaration, "variants", None) or {}
-        for name in [base, *(f"{base}:{variant}" for variant in variants)]:
-            concepts = getattr(pawlette.get_format(name).declaration, "concepts", ())
-            for concept in concepts:
-                if type(concept).__name__ == "Results" and concept.id_pattern:
-                    found.append((name, concept.id_pattern))
-    return found
-
-
-RESULT_PATTERNED = _result_patterned()
+RESULT_PATTERNED = _patterned(Results)
 
 
 def test_the_formats_whose_results_have_an_id_pattern_are_found() -> None:
@@ -157,15 +156,7 @@ def test_a_result_naming_an_id_of_another_shape_reads_back_under_one_the_format_
     pieces = id_pieces(pattern)
     assert not isinstance(pieces, str)
     valid, answered = mint_id(pieces), mint_id(pieces)
-    call = {"id": valid, "type": "function", "function": {"name": "f", "arguments": "{}"}}
-    tools = [{"type": "function", "function": {"name": "f", "parameters": {}}}]
-    messages: list[dict[str, Any]] = [
-        {"role": "user", "content": "Go."},
-        {"role": "assistant", "content": None, "tool_calls": [call]},
-        {"role": "tool", "tool_call_id": answered, "content": "ok"},
-        {"role": "assistant", "content": "Done."},
-    ]
-    text = fmt.render({"messages": messages, "tools": tools}).text
+    text = fmt.render(_round(valid, answered)).text
     assert text.count(answered) == 1, text
     odd = text.replace(answered, WRITTEN)
 
@@ -179,7 +170,7 @@ def test_a_result_naming_an_id_of_another_shape_reads_back_under_one_the_format_
     assert f"result's call id {WRITTEN!r}" in message and f"(served as {served!r})" in message
     assert f"an id matching {pattern}" in message
     assert 0 <= first.warnings[0].offset <= odd.index(WRITTEN)
-    assert fmt.render({"messages": first.messages, "tools": tools}).text == text.replace(
+    assert fmt.render({"messages": first.messages, "tools": TOOLS}).text == text.replace(
         answered, served
     )
     with pytest.raises(pawlette.ParseError, match=f"result's call id {WRITTEN!r}"):
