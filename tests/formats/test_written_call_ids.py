@@ -10,6 +10,8 @@ import re
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import pawlette
 from pawlette.declare import Results
@@ -175,3 +177,43 @@ def test_a_result_naming_an_id_of_another_shape_reads_back_under_one_the_format_
     )
     with pytest.raises(pawlette.ParseError, match=f"result's call id {WRITTEN!r}"):
         fmt.parse_conversation(odd, strict=True)
+
+
+# Ids as a model or a hand-edited transcript may write them: any printable text but the
+# characters that would end the id's field (quotes, brackets) or make its JSON invalid.
+_WRITTEN_IDS = st.text(
+    st.characters(blacklist_categories=("Cs", "Cc", "Zl", "Zp"), blacklist_characters='[]<>{}"\\'),
+    min_size=1,
+    max_size=12,
+).filter(str.strip)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.sampled_from(RESULT_PATTERNED),
+    _WRITTEN_IDS,
+    _WRITTEN_IDS,
+    st.booleans(),
+)
+def test_any_written_ids_read_back_as_messages_that_render_again(
+    patterned: tuple[str, str], call_written: str, result_written: str, answered: bool
+) -> None:
+    """Whatever ids a call and its result are written with (the result naming the call's or
+    another), the conversation reads back as messages the format renders again, their ids of
+    the declared shape, and every id read as another is named in a warning."""
+    name, pattern = patterned
+    fmt = pawlette.get_format(name)
+    pieces = id_pieces(pattern)
+    assert not isinstance(pieces, str)
+    valid, other = mint_id(pieces), mint_id(pieces)
+    text = fmt.render(_round(valid, valid if answered else other)).text
+    odd = text.replace(valid, call_written.strip())
+    if not answered:
+        odd = odd.replace(other, result_written.strip())
+    back = fmt.parse_conversation(odd)
+    fmt.render({"messages": back.messages, "tools": TOOLS})
+    ids = [back.messages[1]["tool_calls"][0]["id"], back.messages[2]["tool_call_id"]]
+    assert all(re.fullmatch(pattern, found) for found in ids), back.messages
+    written = {call_written.strip(), result_written.strip() if not answered else ""} - {""}
+    replaced = {found for found in written if re.fullmatch(pattern, found) is None}
+    assert replaced <= {warning.text for warning in back.warnings}, back.warnings
