@@ -119,9 +119,8 @@ def _enter(source: _Source, role: str) -> None:
 
 def _replay(source: _Source, entry: str, segments: int, text: int) -> None:
     """Write again the segments a kept ``entry`` holds at ``segments``, with their text (at
-    ``text``): the writer takes the text whole instead of out of each segment (the texts of
-    the segments written since the last text it took first, as :meth:`Writer.catch_up`
-    takes them, without its call)."""
+    ``text``): the writer takes the text whole instead of out of each segment, once it holds
+    the texts of the segments written before them (see :mod:`pawlette.engine.writer`)."""
     source.line("if writer._texted != len(writer._segments):")
     source.line('    writer._add_text("".join(map(text_of, writer._segments[writer._texted :])))')
     source.line(f"writer._add_text({entry}[{text}])")
