@@ -54,6 +54,8 @@ def _outcome(write: Any, fmt: pawlette.Format, request: Any, prompt: bool) -> tu
     except Exception as error:  # the comparison is of the errors themselves
         return ("error", type(error), str(error))
     rendering = writer.rendering()
+    # (a turn written again gives its text whole: the text is still the segments' own)
+    assert rendering.text == "".join(segment.text for segment in rendering.segments)
     return ("rendered", rendering.text, rendering.segments, rendering.losses)
 
 

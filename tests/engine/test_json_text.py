@@ -19,6 +19,7 @@ from pawlette.engine.json_text import (
     json_string,
     kept_indented_json,
     kept_json_string,
+    written_as_is,
 )
 
 scalars = st.one_of(
@@ -222,3 +223,54 @@ def test_subclasses_are_written_by_json() -> None:
         for value in ({"k": leaf}, [leaf], {"k": [leaf, {"j": leaf}]}, {_Text("k"): 1}):
             expected = json.dumps(value, ensure_ascii=False, indent=4)
             assert indented_json(value) == expected
+
+
+# Texts of objects as a caller may spell them: members of every kind, the separators json
+# writes and others, keys written twice, escapes and the characters json escapes.
+_json_keys = st.sampled_from(['"a"', '"b"', '""', '"\\u00e9"', '"é"', '"a\\"b"', '"\u2028"'])
+_json_leaves = st.sampled_from(
+    [
+        *("0", "-0", "7", "-12", "10", "1.5", "1e5", "true", "false", "null", '"x"', '""', '"é"'),
+        *('"a\\"b"', '"\\\\"', '"\\u00e9"', '"\\n"', '"\x7f"', '"\u2028"', "[]", "{}", "[1, 2]"),
+    ]
+)
+_members = st.tuples(_json_keys, st.sampled_from([": ", ":", " : "]), _json_leaves).map("".join)
+_objects = st.tuples(
+    st.lists(_members, max_size=4), st.sampled_from([", ", ",", " ,"]), st.sampled_from(["", " "])
+).map(lambda parts: "{" + parts[2] + parts[1].join(parts[0]) + parts[2] + "}")
+
+
+@settings(max_examples=500)
+@given(_objects)
+def test_a_text_written_as_is_is_what_json_string_writes(text: str) -> None:
+    """Whenever a text is found written as is, json_string writes exactly it: a text that
+    is not is written (the check may say False of a text json would write the same)."""
+    value = json.loads(text)
+    if written_as_is(text, value):
+        assert json_string(value) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "as_is"),
+    [
+        ('{"location": "Paris", "unit": "celsius"}', True),
+        ('{"a": -3, "b": true, "c": null, "d": 0}', True),
+        ('{"a": "b: c, d", "e": ""}', True),
+        ('{"a": "é\u2028\x7f"}', True),  # (json escapes none of these)
+        ("{}", True),
+        ('{"a":"b"}', False),  # (json writes ": ")
+        ('{"a": "b","c": "d"}', False),  # (and ", ")
+        ('{ "a": "b"}', False),
+        ('{"a": "b", "a": "c"}', False),  # (a key written twice: json writes it once)
+        ('{"a": "\\u00e9"}', False),  # (json writes the character)
+        ('{"a": -0}', False),  # (json writes 0)
+        ('{"a": 1.5}', False),  # (a float: not known without writing it)
+        ('{"a": ["b"]}', False),  # (nor a container)
+        ('["a"]', False),
+    ],
+)
+def test_texts_written_as_is(text: str, as_is: bool) -> None:
+    value = json.loads(text)
+    assert written_as_is(text, value) is as_is
+    if as_is:
+        assert json_string(value) == text

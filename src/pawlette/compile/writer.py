@@ -24,7 +24,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-from ..engine.writer import MAX_CACHED_INDEX, Writer
+from ..engine.writer import MAX_CACHED_INDEX, Writer, text_of
 from ..openai import kept_tools
 from ..types import ROLES, Message, Segment, TextPart, Tool
 
@@ -117,6 +117,17 @@ def _enter(source: _Source, role: str) -> None:
     source.line("writer.message_index = index")
 
 
+def _replay(source: _Source, entry: str, segments: int, text: int) -> None:
+    """Write again the segments a kept ``entry`` holds at ``segments``, with their text (at
+    ``text``): the writer takes the text whole instead of out of each segment, once it holds
+    the texts of the segments written before them (see :mod:`pawlette.engine.writer`)."""
+    source.line("if writer._texted != len(writer._segments):")
+    source.line('    writer._add_text("".join(map(text_of, writer._segments[writer._texted :])))')
+    source.line(f"writer._add_text({entry}[{text}])")
+    source.line(f"writer._extend({entry}[{segments}])")
+    source.line("writer._texted = len(writer._segments)")
+
+
 def _extend(source: _Source, segments: str) -> None:
     """Write constant segments (``Writer.extend``'s common case without its call)."""
     source.line("if writer._unfinished is None:")
@@ -173,11 +184,12 @@ def _keep_turn(
 ) -> None:
     """Keep the segments a turn wrote (``writer``'s from ``start``) for ``message`` at
     ``index`` after a turn of ``previous``, with the caller text its last segment leaves
-    pending (a backslash run the next marker settles: see :class:`Writer`) and ``after``
-    (what else the turn's replay restores); given ``tools`` (the turn reads them:
-    :meth:`Concept.hook_reads_tools`), for those tools too, when the reader keeps them (never
-    changed) or there are none; given ``around`` (the roles of the messages before and after
-    it: :meth:`Concept.hook_reads_neighbours`), for those roles too."""
+    pending (a backslash run the next marker settles: see :class:`Writer`), their text (the
+    entry's fourth item: :func:`_replay`) and ``after`` (what else the turn's replay
+    restores); given ``tools`` (the turn reads them: :meth:`Concept.hook_reads_tools`), for
+    those tools too, when the reader keeps them (never changed) or there are none; given
+    ``around`` (the roles of the messages before and after it:
+    :meth:`Concept.hook_reads_neighbours`), for those roles too."""
     if index < MAX_CACHED_INDEX:
         if tools and not kept_tools(tools):
             return
@@ -186,13 +198,15 @@ def _keep_turn(
         # (keyed by identity: the entry holds the message and the tools, so no other object
         # has their ids)
         segments = tuple(writer._segments[start:])
+        text = "".join([segment.text for segment in segments])
         if around is not None:
-            entry = (message, segments, writer._unfinished, *after)
+            entry = (message, segments, writer._unfinished, text, *after)
             whole[index, id(message), previous, around] = entry
         elif tools is None:
-            whole[index, id(message), previous] = (message, segments, writer._unfinished, *after)
+            entry = (message, segments, writer._unfinished, text, *after)
+            whole[index, id(message), previous] = entry
         else:
-            entry = (message, segments, writer._unfinished, *after, tools)
+            entry = (message, segments, writer._unfinished, text, *after, tools)
             whole[index, id(message), previous, id(tools)] = entry
 
 
@@ -342,7 +356,9 @@ def _whole_kept(
     key = "index, id(message), previous" + (", id(out.tools)" if tools else "")
     source.line(f"    kept = {whole}.get(({key}))")
     source.line("    if kept is not None and kept[0] is message:")
-    source.line("        writer._extend(kept[1])")
+    source.depth += 2
+    _replay(source, "kept", 1, 3)
+    source.depth -= 2
     if escapes:
         source.line("        writer._unfinished = kept[2]")
     source.line("        out.has_content = True")
@@ -384,7 +400,9 @@ def _turn(source: _Source, role: str, hooks: Any, escapes: bool, missed: bool = 
     if head is not None:
         source.line(f"head = {head}.get((index, id(message), previous)) if start >= 0 else None")
         source.line("if head is not None and head[0] is message:")
-        source.line("    writer._extend(head[1])")
+        source.depth += 1
+        _replay(source, "head", 1, 3)
+        source.depth -= 1
         if escapes:
             source.line("    writer._unfinished = head[2]")
         source.line("    out.has_content = True")
@@ -645,7 +663,9 @@ def _prompt(source: _Source, plan: Any) -> None:
         source.line("if writer._unfinished is None:")
         source.line(f"    kept = {kept}.get((index, previous))")
         source.line("    if kept is not None:")
-        source.line("        writer._extend(kept[0])")
+        source.depth += 2
+        _replay(source, "kept", 0, 3)
+        source.depth -= 2
         if plan.joined:
             source.line("        writer._unfinished = kept[1]")
         source.line(
@@ -689,14 +709,16 @@ def _keep_prompt(
 ) -> None:
     """Keep the segments the generation prompt wrote (``out.writer``'s from ``start``) at
     ``index`` after a turn of ``previous`` (:meth:`Concept.prompt_is_local`), with the caller
-    text its last segment leaves pending and the render's state after it."""
+    text its last segment leaves pending, the render's state after it and their text."""
     if index < MAX_CACHED_INDEX:  # (at most one entry per index and role: a bound store)
         writer = out.writer
         state = (out.previous, out.has_content, out.role, out.index, writer.role)
+        segments = tuple(writer._segments[start:])
         kept[index, previous] = (
-            tuple(writer._segments[start:]),
+            segments,
             writer._unfinished,
             (*state, writer.message_index),
+            "".join([segment.text for segment in segments]),
         )
 
 
@@ -725,7 +747,7 @@ def _found_whole(
     )
     source.line("if kept is not None and kept[0] is message:")
     source.depth += 1
-    source.line("writer._extend(kept[1])")
+    _replay(source, "kept", 1, 3)
     if escapes:
         source.line("writer._unfinished = kept[2]")
 
@@ -880,7 +902,7 @@ def _conversation(source: _Source, plan: Any, claimed: dict[str, str]) -> None:
             _found_whole(source, whole, plan.joined, tools, around=around)
             source.line(
                 "(out.previous, out.has_content, out.role, out.index, writer.role, "
-                "writer.message_index) = kept[3]"
+                "writer.message_index) = kept[4]"
             )
             source.depth -= 1
             source.line("else:")
@@ -936,6 +958,7 @@ def compiled_writer(
         TextPart=TextPart,
         Segment=Segment,
         new_tuple=tuple.__new__,
+        text_of=text_of,
         new_object=object.__new__,
         initialise=render_class.__init__,
     )

@@ -22,7 +22,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from ..engine.call_scanner import unknown_tool
-from ..engine.json_text import PARSED_ARGUMENTS, acyclic_json_string
+from ..engine.json_text import PARSED_ARGUMENTS, acyclic_json_string, written_as_is
 from ..engine.kept import MISSING, Kept
 from ..errors import RequestError, UnsupportedFeature
 from ..types import ToolCall
@@ -100,16 +100,16 @@ def new_arguments_json(stripped: str, index: int, number: int) -> str:
     """:func:`arguments_json` of arguments ``stripped`` (their text, stripped) that
     :data:`WRITTEN_ARGUMENTS` does not hold: written, and kept there."""
     value = arguments_value(stripped, index, number)  # (a new text: the reader's parse)
-    # (json.loads gives no container twice on a path: json's circular check is not needed)
-    written = acyclic_json_string(value)
+    # (most arguments are written as the caller wrote them: then nothing is written again;
+    # json.loads gives no container twice on a path: json's circular check is not needed)
+    written = stripped if written_as_is(stripped, value) else acyclic_json_string(value)
     WRITTEN_ARGUMENTS.keep(stripped, written)
     return written
 
 
 WRITTEN_ARGUMENTS: Kept[str] = Kept(limit=4096, longest=1 << 14)
 """Arguments as :func:`arguments_json` writes them, by their stripped text (the text alone
-decides what is written); read directly by a writer that inlines its look
-(:meth:`~.json_calls.JsonCalls.write_closing`)."""
+decides what is written)."""
 _WRITTEN_ASCII: Kept[str] = Kept(limit=4096, longest=1 << 14)
 """The same, written as ``tojson(ensure_ascii=True)`` writes them."""
 

@@ -29,13 +29,11 @@ from ..types import ToolCall
 from .bare_calls import DECODER, BareCallReader, bare_text
 from .call_list import JsonCallObject, key_written_twice
 from .calls import (
-    WRITTEN_ARGUMENTS,
     CallConcept,
     Content,
     SectionedCallConcept,
     arguments_json,
     arguments_value,
-    new_arguments_json,
 )
 from .grammar import SectionedCalls, text_before_calls
 from .pieces import Fence, text_of
@@ -184,49 +182,9 @@ class JsonCalls(JsonCallObject, SectionedCallConcept):
         kind = type(self)
         return (hook == "write_content" and kind.write_content is CallConcept.write_content) or (
             hook == "write_closing"
-            and kind.write_closing is JsonCalls.write_closing
+            and kind.write_closing is SectionedCallConcept.write_closing
             and kind.write_call is JsonCalls.write_call
         )
-
-    def hook_needs(self, hook: str, role: str) -> str | None:
-        # (its own write_closing acts on a turn with calls alone, as the one it stands for)
-        if hook == "write_closing" and type(self).write_closing is JsonCalls.write_closing:
-            return "tool_calls"
-        return super().hook_needs(hook, role)
-
-    def write_closing(self, out: Render, index: int) -> None:
-        """:meth:`SectionedCallConcept.write_closing`, with each call's object written here
-        (:meth:`write_call`'s, its arguments found in :data:`~.calls.WRITTEN_ARGUMENTS`): no
-        call per call for the object and its arguments (render's hot path, every turn of
-        calls; a subclass's own ``write_call`` and other spellings of the arguments go through
-        the skeleton's)."""
-        if (
-            self.arguments != "tojson"
-            or self.ascii
-            or type(self).write_call is not JsonCalls.write_call
-        ):
-            SectionedCallConcept.write_closing(self, out, index)
-            return
-        calls = self.calls_written(out, index)
-        if not calls:
-            return
-        after_text, first, between = self.openings
-        close, fence, text = self.close, out.fence, out.text
-        item = self._item_format.format
-        written = WRITTEN_ARGUMENTS.kept
-        separated = self.content == "written" and out.message_text(index)
-        fence(after_text if separated else first, "tool_call", trainable=True)
-        for number, call in enumerate(calls):
-            if number:
-                fence(between, "tool_call", trainable=True)
-            stripped = call.arguments.strip()
-            arguments = written.get(stripped)
-            if arguments is None:
-                arguments = new_arguments_json(stripped, index, number)
-            text(item(string(call.name), arguments, string(call.id)), "tool_call", trainable=True)
-            fence(close, "tool_call", trainable=True)
-        if self.section_close:  # (render's hot path: no call for an empty fence)
-            fence(self.section_close, "tool_call", trainable=True)
 
     @cached_property
     def content(self) -> Content:  # type: ignore[override]

@@ -18,6 +18,9 @@ serving path:
   value that holds no container twice on one path (what ``json.loads`` returns).
 - :func:`checked_compact_json`: :data:`compact_json` of a plain value, checked in the same walk
   that writes it (a request's new tool definitions).
+- :func:`written_as_is`: whether the JSON text a value was read from is already what
+  :data:`json_string` writes of it (flat call arguments, as most clients send them), so
+  nothing needs writing.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from __future__ import annotations
 import json
 import json.encoder
 import math
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -124,6 +128,23 @@ def c_encoder(
     except Exception:
         return reference
     return lambda value: "".join(encode(value, 0))
+
+
+# One member of a flat object as json_string writes it: a key and a string without a quote, a
+# backslash or a control character (all that json_string escapes), an integer as int's repr
+# writes it (no "-0", no leading zero), or a literal; ": " in each, ", " between them.
+_MEMBER = r'"[^"\\\x00-\x1f]*": (?:"[^"\\\x00-\x1f]*"|0|-?[1-9][0-9]*|true|false|null)'
+_FLAT_OBJECT = re.compile(rf"\{{(?:{_MEMBER}(?:, {_MEMBER})*)?\}}").fullmatch
+
+
+def written_as_is(text: str, value: Any) -> bool:
+    """Whether :data:`json_string` of ``value``, what ``json.loads(text)`` gives, is ``text``
+    itself, known without writing it: ``text`` is a flat object of such members (strings,
+    integers, literals) spelled as json_string spells them, and no key is written twice
+    (``value`` holds as many members as ``text`` holds ``": "``: each key is followed by
+    one, so a key written twice, or a string that starts with one, makes more).  False: not
+    known (the value is written)."""
+    return _FLAT_OBJECT(text) is not None and len(value) == text.count('": ')
 
 
 acyclic_json_string = c_encoder(

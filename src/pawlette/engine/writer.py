@@ -8,6 +8,14 @@ kept lean: a render makes dozens of segments, and each method is a few attribute
 one append.  Most segments are a format's own fences, which are the same in every render for
 the same message role and index: :class:`ConstantSegments` builds those once per layout and
 :meth:`Writer.extend` writes them in one step.
+
+The rendering's text is the segments' texts joined, each taken out of its segment at the end,
+which costs more per segment than the join itself.  A writer that writes a run of segments
+whose text it holds already (a turn kept whole, written again) gives that text beside them,
+and only the segments between such runs have their texts taken out one by one: when
+``_texted`` (the segments whose text ``_texts`` holds) is short of the segments written, the
+texts of the rest are added first, then the run's text with ``_add_text``, its segments, and
+``_texted`` set to them all.
 """
 
 from __future__ import annotations
@@ -23,7 +31,8 @@ from .lexer import escape_text, marker_scan
 # ``Segment(...)`` goes through the named tuple's Python-level ``__new__``; building the tuple
 # and handing it to ``tuple.__new__`` makes the same Segment at about half the cost.
 _new_tuple = tuple.__new__
-_text_of = itemgetter(0)
+text_of = itemgetter(0)
+"""A segment's text (``segment.text``, without the named tuple's attribute lookup)."""
 
 
 def _holds_nothing(text: str) -> bool:
@@ -34,11 +43,14 @@ class Writer:
     """Collects segments for one rendering, within the current message context."""
 
     __slots__ = (
+        "_add_text",
         "_append",
         "_escape",
         "_extend",
         "_holds_marker",
         "_segments",
+        "_texted",
+        "_texts",
         "_unfinished",
         "losses",
         "message_index",
@@ -53,6 +65,10 @@ class Writer:
         self._segments: list[Segment] = []
         self._append = self._segments.append
         self._extend = self._segments.extend
+        # The text of the first ``_texted`` segments, in pieces (see the module).
+        self._texts: list[str] = []
+        self._add_text = self._texts.append
+        self._texted = 0
         # Caller text that ends with a backslash, written as the last segment: if a real marker
         # comes next, its trailing backslash run must be doubled (see :func:`escape_text`).
         self._unfinished: str | None = None
@@ -117,6 +133,9 @@ class Writer:
         last = self._segments[-1]
         fixed = escape_text(source, self._escape, before_marker=True)
         self._segments[-1] = last._replace(text=fixed)
+        if self._texted == len(self._segments):  # (its text is the end of the last piece)
+            texts = self._texts
+            texts[-1] = texts[-1][: len(texts[-1]) - len(last.text)] + fixed
 
     def lose(self, what: str) -> None:
         """Record a documented loss (``"messages[2].reasoning_content: not written"``)."""
@@ -126,7 +145,15 @@ class Writer:
 
     def rendering(self) -> Rendering:
         segments = tuple(self._segments)
-        text = "".join(map(_text_of, segments))
+        texts = self._texts
+        if texts:
+            texted = self._texted
+            if texted < len(segments):
+                texts.append("".join(map(text_of, segments[texted:])))
+                self._texted = len(segments)
+            text = "".join(texts)
+        else:
+            text = "".join(map(text_of, segments))
         if self.losses:
             return new_rendering(text, segments, tuple(self.losses))
         return new_rendering(text, segments)
