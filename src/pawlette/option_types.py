@@ -193,15 +193,15 @@ def describe(annotation: Any) -> str:
         return "a float (or an int)"
     if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
         members = ", ".join(f"{annotation.__name__}.{member.name}" for member in annotation)
-        return f"{_article(annotation.__qualname__)}: one of {members}"
+        return f"{article(annotation.__qualname__)}: one of {members}"
     if annotation is datetime.date:
         return "a datetime.date"
     if isinstance(annotation, type):
-        return _article(annotation.__qualname__)
+        return article(annotation.__qualname__)
     return repr(annotation)
 
 
-def _article(name: str) -> str:
+def article(name: str) -> str:
     """``name`` after its indefinite article (``an int``, ``a str``)."""
     return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
 
@@ -293,14 +293,14 @@ def _describe_container(annotation: Any) -> str:
     if _empty_tuple(annotation):
         return "an empty tuple"
     if not arguments:
-        return _article(name)
+        return article(name)
     if container is dict:
         return f"a dict of {_spelled(arguments[0])} to {_spelled(arguments[1])}"
     if container is tuple and arguments[-1] is not Ellipsis:
         if arguments == ((),):
             return "an empty tuple"
         return f"a tuple of {len(arguments)}: " + ", ".join(_spelled(item) for item in arguments)
-    return f"{_article(name)} of {_spelled(arguments[0])}"
+    return f"{article(name)} of {_spelled(arguments[0])}"
 
 
 def _empty_tuple(annotation: Any) -> bool:

@@ -26,7 +26,14 @@ from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
 from ..errors import FormatError
 from ..format import derived_options
-from ..option_types import admits, describe, find_mismatch, found, option_annotations
+from ..option_types import (
+    admits,
+    article,
+    describe,
+    find_mismatch,
+    found,
+    option_annotations,
+)
 from .call_ids import ID_LANGUAGE, id_pieces
 from .concept import Concept
 from .pieces import Fence, Lit, Marker, Option, fence, pieces_in
@@ -141,8 +148,7 @@ def _job_owner(concept: Concept) -> str:
 
 def _a(value: object) -> str:
     """What a wrong value is, in an error: ``a list``, ``an int``."""
-    name = type(value).__name__
-    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
+    return article(type(value).__name__)
 
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
