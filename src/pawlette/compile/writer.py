@@ -128,6 +128,11 @@ def _replay(source: _Source, entry: str, segments: int, text: int) -> None:
     source.line("writer._texted = len(writer._segments)")
 
 
+def _joined(segments: tuple[Segment, ...]) -> str:
+    """The text of ``segments`` (kept beside them: :func:`_replay` writes it again)."""
+    return "".join(map(text_of, segments))
+
+
 def _extend(source: _Source, segments: str) -> None:
     """Write constant segments (``Writer.extend``'s common case without its call)."""
     source.line("if writer._unfinished is None:")
@@ -198,7 +203,7 @@ def _keep_turn(
         # (keyed by identity: the entry holds the message and the tools, so no other object
         # has their ids)
         segments = tuple(writer._segments[start:])
-        text = "".join([segment.text for segment in segments])
+        text = _joined(segments)
         if around is not None:
             entry = (message, segments, writer._unfinished, text, *after)
             whole[index, id(message), previous, around] = entry
@@ -718,7 +723,7 @@ def _keep_prompt(
             segments,
             writer._unfinished,
             (*state, writer.message_index),
-            "".join([segment.text for segment in segments]),
+            _joined(segments),
         )
 
 

@@ -20,6 +20,7 @@ import re
 import secrets
 import string
 from dataclasses import dataclass, field
+from typing import overload
 
 from ..emit.grammar_ast import CharClass, Node, Repeat, seq
 from ..errors import FormatError
@@ -108,6 +109,10 @@ def id_pieces(pattern: str) -> tuple[IdPiece, ...] | str:
     return tuple(pieces)
 
 
+@overload
+def id_shape(owner: str, pattern: str) -> tuple[IdPiece, ...]: ...
+@overload
+def id_shape(owner: str, pattern: str | None) -> tuple[IdPiece, ...] | None: ...
 def id_shape(owner: str, pattern: str | None) -> tuple[IdPiece, ...] | None:
     """The pieces of ``owner``'s ``id_pattern`` (None: any id), which the parser mints ids of;
     a pattern outside the language of ids is refused, since the format could not give an id

@@ -275,8 +275,6 @@ def answered_id(parser: Parser, written: str, offset: int, pattern: str | None =
     if pattern is None or re.fullmatch(pattern, written) is not None:
         return written
     pieces = id_shape("Results", pattern)
-    if pieces is None:  # (never: a pattern is given)
-        return written
     served = parser.mint_call_id(lambda seed: mint_id(pieces, seed))
     parser.malformed(
         offset,
